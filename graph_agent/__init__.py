@@ -1,0 +1,18 @@
+"""graph-agent: plan a request into subtasks, pick a Hugging Face model for each, run them,
+check every result, and report how.
+
+``from graph_agent import build_graph`` gives the uncompiled builder, or a compiled graph
+when you pass a checkpointer.
+"""
+
+from graph_agent.context import Context
+
+
+def build_graph(checkpointer=None, **compile_kwargs):
+    """See :func:`graph_agent.graph.build_graph` (imported lazily to keep imports light)."""
+    from graph_agent.graph import build_graph as _build
+
+    return _build(checkpointer, **compile_kwargs)
+
+
+__all__ = ["Context", "build_graph"]

@@ -1,0 +1,63 @@
+"""The user's inputs: which are files (and of what kind), which are plain text.
+
+Only paths the user gave are ever read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graph_agent.errors import RequestError
+from graph_agent.tools.media import sniff_modality
+from graph_agent.tools.results import Modality
+
+_MEDIA_SUFFIXES = {
+    ".wav",
+    ".flac",
+    ".ogg",
+    ".mp3",
+    ".jpg",
+    ".jpeg",
+    ".png",
+    ".gif",
+    ".bmp",
+    ".webp",
+    ".txt",
+    ".md",
+    ".json",
+    ".csv",
+}
+
+
+def _looks_like_path(name: str, value: str) -> bool:
+    return (
+        Path(value).suffix.lower() in _MEDIA_SUFFIXES
+        or "/" in value
+        or Path(name).suffix.lower() in _MEDIA_SUFFIXES
+    ) and "\n" not in value
+
+
+def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
+    """Classify every input; a path that does not exist is an error, not silently text."""
+    types: dict[str, Modality | None] = {}
+    for name, value in inputs.items():
+        path = Path(str(value)).expanduser()
+        if path.is_file():
+            types[name] = sniff_modality(path)
+        elif _looks_like_path(name, str(value)):
+            raise RequestError(
+                f"Input {name!r}: file {value} does not exist. Check the path "
+                f"(give it as --input {name}=/path/to/file)."
+            )
+        else:
+            types[name] = "text"
+    return types
+
+
+def input_value(name: str, inputs: dict[str, str], kind: Modality | None) -> str:
+    """What a step receives for an input: a file path for media, the text for text."""
+    value = str(inputs[name])
+    path = Path(value).expanduser()
+    if kind == "text" and path.is_file():
+        return path.read_text(encoding="utf-8", errors="replace")
+    return str(path.resolve()) if path.is_file() else value

@@ -1,0 +1,107 @@
+"""Executor: send every ready subtask to ``run_subtask``, in parallel, with its next model.
+
+``dispatch`` is the routing function; ``run_subtask`` fills in arguments from inputs and
+earlier outputs, runs the tool, and hands the attempt to the critic. A finished subtask is
+in ``results`` and is never sent again, which is what makes resumption safe.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from graph_agent.context import Context
+from graph_agent.inputs import input_value
+from graph_agent.planning.plan import ref_of
+from graph_agent.progress import blocked_steps, ready_steps
+from graph_agent.state import State
+from graph_agent.tools.artifacts import ArtifactStore
+from graph_agent.tools.registry import get_tool
+from graph_agent.tools.spec import ToolCall
+
+
+def dispatch(state: State) -> list[Send] | str:
+    """Send the ready subtasks, or go to the responder when nothing is left to run."""
+    if state.get("error") or not state.get("plan"):
+        return "respond"
+    ready = ready_steps(state)
+    if not ready:
+        return "respond"
+    return [Send("run_subtask", {"step": step, "state": _slice(state, step)}) for step in ready]
+
+
+def _slice(state: State, step: dict[str, Any]) -> dict[str, Any]:
+    """Only what one subtask needs, so each Send carries a small payload."""
+    refs = {r for v in step["args"].values() if (r := ref_of(v))}
+    return {
+        "inputs": state.get("inputs") or {},
+        "input_types": state.get("input_types") or {},
+        "selection": state["selections"][step["id"]],
+        "attempt": (state.get("rejections") or {}).get(step["id"], 0),
+        "upstream": {r: state["results"][r]["result"] for r in refs},
+    }
+
+
+def _resolve(step: dict[str, Any], view: dict[str, Any]) -> dict[str, Any]:
+    args = {}
+    for role, value in step["args"].items():
+        ref = ref_of(value)
+        if ref is not None:
+            up = view["upstream"][ref]
+            args[role] = up["path"] if up.get("path") and up["modality"] != "text" else up["text"]
+        elif isinstance(value, str) and value in view["inputs"]:
+            args[role] = input_value(value, view["inputs"], view["input_types"].get(value))
+        else:
+            args[role] = value
+    return args
+
+
+def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run one subtask with its current candidate model; errors become a failed attempt."""
+    ctx = runtime.context or Context()
+    step, view = payload["step"], payload["state"]
+    candidates = view["selection"]["candidates"]
+    if view["attempt"] >= len(candidates):
+        return {
+            "pending": {
+                step["id"]: {
+                    "model": None,
+                    "attempt": view["attempt"] + 1,
+                    "status": "error",
+                    "seconds": 0.0,
+                    "error": view["selection"]["reason"],
+                }
+            }
+        }
+    candidate = candidates[view["attempt"]]
+    thread = str(get_config().get("configurable", {}).get("thread_id", "run"))
+    attempt: dict[str, Any] = {
+        "model": candidate["id"],
+        "model_path": candidate["path"],
+        "attempt": view["attempt"] + 1,
+    }
+    started = time.perf_counter()
+    try:
+        call = ToolCall(
+            args=_resolve(step, view),
+            subtask_id=step["id"],
+            artifacts=ArtifactStore(ctx.artifacts_dir, run_id=thread),
+        )
+        result = get_tool(step["task"]).run(candidate["path"], call)
+        attempt.update(status="ok", result=result.to_dict())
+    except Exception as exc:  # a model failing must not lose the run: the critic decides
+        attempt.update(
+            status="error",
+            error=f"{type(exc).__name__}: {exc}",
+            trace=traceback.format_exc(limit=3),
+        )
+    attempt["seconds"] = round(time.perf_counter() - started, 3)
+    return {"pending": {step["id"]: attempt}}
+
+
+__all__ = ["blocked_steps", "dispatch", "run_subtask"]

@@ -1,0 +1,40 @@
+"""Selector node: rank candidate models for every subtask from the card index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph_agent.context import Context
+from graph_agent.retrieval_index.embedder import EmbedderMissingError
+from graph_agent.retrieval_index.search import Constraints, select
+from graph_agent.retrieval_index.service import open_index
+from graph_agent.state import State
+
+
+def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context or Context()
+    try:
+        constraints = Constraints.from_dict(state.get("constraints"))
+        index = open_index(ctx.models_dir)
+    except (ValueError, EmbedderMissingError) as exc:
+        return {
+            "error": str(exc),
+            "decisions": [{"node": "selector", "decision": "error", "detail": str(exc)}],
+        }
+    selections, decisions = {}, []
+    for step in state["plan"]["subtasks"]:
+        query = f"{step['task']}: {step.get('description') or state['request']}"
+        chosen = select(index, step["task"], query, constraints)
+        selections[step["id"]] = chosen.to_dict()
+        decisions.append(
+            {
+                "node": "selector",
+                "subtask": step["id"],
+                "decision": "selected",
+                "model": chosen.candidates[0].id if chosen.candidates else None,
+                "reason": chosen.reason,
+            }
+        )
+    return {"selections": selections, "decisions": decisions}

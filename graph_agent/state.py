@@ -1,0 +1,62 @@
+"""Typed graph state. Keys that parallel branches write carry reducers.
+
+Large outputs never live here: images and audio are artifact paths (see ``tools.artifacts``).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, NotRequired
+
+from typing_extensions import TypedDict
+
+
+def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge per-subtask dicts from parallel branches; a ``None`` value deletes its key."""
+    out = dict(left or {})
+    for key, value in (right or {}).items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out
+
+
+class InputState(TypedDict):
+    """What callers send: the public contract in DESIGN.md."""
+
+    request: str
+    inputs: NotRequired[dict[str, str]]
+    constraints: NotRequired[dict[str, Any]]
+
+
+class OutputState(TypedDict, total=False):
+    """What callers get back."""
+
+    answer: str
+    report: dict[str, Any]
+    outputs: dict[str, str]
+
+
+class State(InputState, total=False):
+    """Everything the nodes share during a run."""
+
+    #: name -> "image" | "audio" | "text" | None, for every input.
+    input_types: dict[str, str | None]
+    #: The validated plan (``Plan.model_dump()``).
+    plan: dict[str, Any]
+    #: Subtask id -> ranked candidate models and the reason (``Selection.to_dict()``).
+    selections: Annotated[dict[str, Any], merge]
+    #: Subtask id -> the attempt waiting for the critic.
+    pending: Annotated[dict[str, Any], merge]
+    #: Subtask id -> the accepted attempt, or the final failed one.
+    results: Annotated[dict[str, Any], merge]
+    #: Subtask id -> how many attempts the critic has rejected.
+    rejections: Annotated[dict[str, int], merge]
+    #: Every decision the planner, selector and critic made, in order.
+    decisions: Annotated[list[dict[str, Any]], operator.add]
+    #: Set when the run cannot go on (bad request, invalid plan); the responder explains it.
+    error: str
+    answer: str
+    report: dict[str, Any]
+    outputs: dict[str, str]

@@ -1,0 +1,48 @@
+"""Sentence embeddings for cards and queries (all-MiniLM-L6-v2 from the model pack)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+EMBEDDER_DIR_NAME = "all-minilm-l6-v2"
+
+
+class EmbedderMissingError(RuntimeError):
+    """The embedding model is not installed, so the index cannot be built or searched."""
+
+
+@functools.lru_cache(maxsize=2)
+def _load(path: str):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device="cpu", local_files_only=True, trust_remote_code=False)
+
+
+class Embedder:
+    """Embeds texts in batches into unit vectors, so inner product is cosine similarity."""
+
+    def __init__(self, models_dir: str | Path) -> None:
+        self.path = Path(models_dir).expanduser() / EMBEDDER_DIR_NAME
+        if not (self.path / "modules.json").is_file():
+            raise EmbedderMissingError(
+                f"The embedding model is not installed at {self.path}. "
+                "Run `graph-agent models install` first."
+            )
+
+    @property
+    def model_id(self) -> str:
+        return EMBEDDER_DIR_NAME
+
+    def encode(self, texts: list[str], progress: bool = False, batch_size: int = 64) -> np.ndarray:
+        model = _load(str(self.path))
+        vecs = model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+        )
+        return np.ascontiguousarray(vecs, dtype=np.float32)

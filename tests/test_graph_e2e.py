@@ -1,0 +1,117 @@
+"""The whole graph on real models: the demo request, and resuming a checkpointed run."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from graph_agent import Context, build_graph
+from graph_agent.tools.spec import TaskTool
+
+REQUEST = "transcribe meeting.wav, summarize it in one sentence, and tell me what is in photo.jpg"
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+@pytest.fixture
+def ctx(tmp_path, models_dir) -> Context:
+    return Context(models_dir=str(models_dir), artifacts_dir=str(tmp_path / "artifacts"))
+
+
+@pytest.fixture
+def inputs(speech_wav, sample_photo):
+    return {"meeting.wav": str(speech_wav[0]), "photo.jpg": str(sample_photo)}
+
+
+@pytest.fixture
+def tool_calls(monkeypatch):
+    """Record every tool run (task, model) while still running the real tool."""
+    calls: list[tuple[str, str]] = []
+    real_run = TaskTool.run
+
+    def spy(self, model_dir, call):
+        calls.append((self.task, model_dir))
+        return real_run(self, model_dir, call)
+
+    monkeypatch.setattr(TaskTool, "run", spy)
+    return calls
+
+
+def test_demo_request_end_to_end(ctx, inputs, speech_wav):
+    graph = build_graph().compile()
+    final = graph.invoke({"request": REQUEST, "inputs": inputs}, context=ctx)
+    assert set(final) == {"answer", "report", "outputs"}
+    outputs, report = final["outputs"], final["report"]
+    transcript = outputs["node-0"]
+    spoken = _words(speech_wav[1])
+    assert len(_words(transcript) & spoken) >= 0.8 * len(spoken), transcript
+    summary = outputs["node-1"]
+    assert summary and summary.count(".") <= 2 and len(summary) < len(transcript) * 1.5
+    steps = {s["id"]: s for s in report["steps"]}
+    assert steps["node-0"]["model"] == "openai/whisper-tiny.en"
+    assert steps["node-1"]["model"] == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
+    assert steps["node-2"]["model"] == "efficientnet-lite0"
+    assert steps["node-2"]["output"]["kind"] == "labels" and outputs["node-2"]
+    assert all(s["status"] == "ok" and s["reason"] and s["seconds"] > 0 for s in steps.values())
+    assert report["failures"] == []
+    assert "Transcript" in final["answer"] and "Image label" in final["answer"]
+    import json
+
+    json.dumps(report)  # the report must be JSON-serialisable
+
+
+def test_interrupted_run_resumes_without_redoing_finished_subtasks(
+    tmp_path, ctx, speech_wav, tool_calls
+):
+    conn = sqlite3.connect(tmp_path / "cp.sqlite", check_same_thread=False)
+    graph = build_graph(SqliteSaver(conn), interrupt_after=["critic"])
+    config = {"configurable": {"thread_id": "resume-test"}}
+    request = {
+        "request": "transcribe meeting.wav and summarize it",
+        "inputs": {"meeting.wav": str(speech_wav[0])},
+        "constraints": {"max_parameters": 200_000_000},
+    }  # SmolLM2: fast
+    graph.invoke(request, config, context=ctx)
+    state = graph.get_state(config)
+    assert list(state.values["results"]) == ["node-0"]
+    assert [t for t, _ in tool_calls] == ["automatic-speech-recognition"]
+
+    # A new process would rebuild the graph over the same database: do exactly that.
+    conn.close()
+    conn = sqlite3.connect(tmp_path / "cp.sqlite", check_same_thread=False)
+    graph = build_graph(SqliteSaver(conn))
+    final = graph.invoke(None, config, context=ctx)
+    assert [t for t, _ in tool_calls] == ["automatic-speech-recognition", "summarization"]
+    assert final["report"]["failures"] == []
+    assert final["outputs"]["node-1"]
+    conn.close()
+
+
+def test_failed_model_falls_back_to_the_next_candidate(ctx, speech_wav, monkeypatch):
+    """Break the first summarizer: the critic retries with the next candidate and says so."""
+    real_run = TaskTool.run
+
+    def flaky(self, model_dir, call):
+        if self.task == "summarization" and "qwen" in model_dir:
+            raise RuntimeError("simulated out-of-memory")
+        return real_run(self, model_dir, call)
+
+    monkeypatch.setattr(TaskTool, "run", flaky)
+    graph = build_graph().compile()
+    final = graph.invoke(
+        {
+            "request": "transcribe meeting.wav and summarize it",
+            "inputs": {"meeting.wav": str(speech_wav[0])},
+        },
+        context=ctx,
+    )
+    step = {s["id"]: s for s in final["report"]["steps"]}["node-1"]
+    assert step["model"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and step["attempts"] == 2
+    decisions = [v["decision"] for v in step["verdicts"]]
+    assert decisions == ["retry with next candidate", "accepted"]
+    assert "simulated out-of-memory" in step["verdicts"][0]["problems"][0]

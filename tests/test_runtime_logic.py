@@ -1,0 +1,66 @@
+"""State reducers, run progress and the critic's checks: pure logic, no models."""
+
+from __future__ import annotations
+
+from graph_agent.progress import blocked_steps, ready_steps
+from graph_agent.state import merge
+from graph_agent.tools.registry import get_tool
+from graph_agent.verdicts import judge
+
+PLAN = {
+    "subtasks": [
+        {"id": "node-0", "task": "automatic-speech-recognition", "args": {}, "deps": []},
+        {"id": "node-1", "task": "summarization", "args": {}, "deps": ["node-0"]},
+        {"id": "node-2", "task": "translation", "args": {}, "deps": ["node-1"]},
+        {"id": "node-3", "task": "image-classification", "args": {}, "deps": []},
+    ]
+}
+
+
+def test_merge_combines_parallel_writes_and_deletes_on_none():
+    assert merge({"a": 1, "b": 2}, {"b": None, "c": 3}) == {"a": 1, "c": 3}
+    assert merge(None, {"x": 1}) == {"x": 1}
+
+
+def test_ready_steps_are_the_independent_ones_first():
+    state = {"plan": PLAN, "results": {}}
+    assert [s["id"] for s in ready_steps(state)] == ["node-0", "node-3"]
+    state["results"] = {"node-0": {"status": "ok"}}
+    state["pending"] = {"node-3": {}}
+    assert [s["id"] for s in ready_steps(state)] == ["node-1"]
+
+
+def test_a_failed_step_blocks_everything_downstream():
+    state = {"plan": PLAN, "results": {"node-0": {"status": "failed"}, "node-3": {"status": "ok"}}}
+    assert blocked_steps(state) == ["node-1", "node-2"]
+    assert ready_steps(state) == []
+
+
+def _attempt(**result):
+    return {"status": "ok", "result": {"modality": "text", "text": "x", **result}}
+
+
+def test_judge_accepts_good_text_and_rejects_empty_wrong_type_and_unsure():
+    asr = get_tool("automatic-speech-recognition")
+    assert judge(asr, _attempt(text="hello")) == []
+    assert judge(asr, _attempt(text="  ")) == ["the output text is empty"]
+    assert "expected text output" in judge(asr, _attempt(modality="audio"))[0]
+    labels = get_tool("image-classification")
+    assert "below" in judge(labels, _attempt(confidence=0.001))[0]
+    assert judge(asr, {"status": "error", "error": "boom"}) == ["boom"]
+
+
+def test_judge_requires_media_files_to_exist(tmp_path):
+    tts = get_tool("text-to-speech")
+    missing = {"status": "ok", "result": {"modality": "audio", "path": str(tmp_path / "no.wav")}}
+    assert judge(tts, missing) == ["no audio file was written"]
+    wav = tmp_path / "a.wav"
+    wav.write_bytes(b"RIFF0000")
+    assert judge(tts, {"status": "ok", "result": {"modality": "audio", "path": str(wav)}}) == []
+
+
+def test_judge_rejects_a_summary_that_is_not_shorter_than_its_input():
+    summarizer = get_tool("summarization")
+    echo = {**_attempt(text="a" * 100), "input_chars": 100}
+    assert judge(summarizer, echo) == ["the summary is not shorter than the text it summarizes"]
+    assert judge(summarizer, {**_attempt(text="short"), "input_chars": 100}) == []

@@ -1,0 +1,123 @@
+"""Audio tasks: speech recognition (Whisper) and speech synthesis (text-to-audio)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graph_agent.tools.errors import ModelUnavailableError, ToolError
+from graph_agent.tools.media import load_audio
+from graph_agent.tools.pipeline_cache import load_pipeline
+from graph_agent.tools.results import ToolResult
+from graph_agent.tools.spec import TaskTool, ToolCall
+
+_WHISPER_RATE = 16_000
+
+
+def _transcribe(pipe: Any, call: ToolCall) -> ToolResult:
+    rate = getattr(getattr(pipe, "feature_extractor", None), "sampling_rate", _WHISPER_RATE)
+    audio = load_audio(call.args["audio"], sampling_rate=rate)
+    if audio.size == 0:
+        raise ToolError(f"{call.args['audio']} holds no audio samples.")
+    kwargs: dict[str, Any] = {}
+    if audio.size > 30 * rate:  # Whisper sees 30 s windows; longer audio goes in chunks
+        kwargs["chunk_length_s"] = 30
+    out = pipe({"raw": audio, "sampling_rate": rate}, **kwargs)
+    text = str(out["text"]).strip()
+    return ToolResult(
+        kind="transcript",
+        modality="text",
+        text=text,
+        extra={"seconds": round(audio.size / rate, 2)},
+    )
+
+
+def _mono(audio: Any) -> np.ndarray:
+    """The pipeline's waveform as mono float32.
+
+    Pipelines return ``(samples,)`` or ``(channels, samples)``; flattening a stereo array
+    would interleave the channels into one track twice as long, so channels are averaged.
+    """
+    wave = np.asarray(audio, dtype=np.float32)
+    if wave.ndim > 1:
+        wave = wave.reshape(-1, wave.shape[-1]).mean(axis=0)
+    return wave.reshape(-1)
+
+
+class PiperSpeech:
+    """A Piper ONNX voice behind the same call shape as the ``text-to-audio`` pipeline.
+
+    Piper is the one real offline voice here; wrapping it this way lets the speech tool treat
+    a Piper voice and a transformers TTS model alike.
+    """
+
+    def __init__(self, model_dir: str) -> None:
+        from piper import PiperVoice
+
+        onnx = sorted(Path(model_dir).glob("*.onnx"))
+        if not onnx:
+            raise ModelUnavailableError(f"No Piper .onnx voice in {model_dir}.")
+        self.voice = PiperVoice.load(onnx[0])
+
+    def __call__(self, text: str) -> dict[str, Any]:
+        chunks = list(self.voice.synthesize(text))
+        if not chunks:
+            return {"audio": np.zeros(0, dtype=np.float32), "sampling_rate": 22_050}
+        audio = np.concatenate([c.audio_float_array.reshape(-1) for c in chunks])
+        return {"audio": audio, "sampling_rate": chunks[0].sample_rate}
+
+
+def load_speech_model(model_dir: str) -> Any:
+    """A Piper voice when the directory holds one, otherwise a transformers TTS pipeline."""
+    if any(Path(model_dir).glob("*.onnx")):
+        return PiperSpeech(model_dir)
+    return load_pipeline("text-to-audio", model_dir)
+
+
+def _speak(pipe: Any, call: ToolCall) -> ToolResult:
+    text = str(call.args["text"]).strip()
+    if not text:
+        raise ToolError("Text-to-speech needs some text to read.")
+    out = pipe(text)
+    audio = _mono(out["audio"])
+    rate = out.get("sampling_rate")
+    if audio.size == 0:
+        raise ToolError("The speech model produced no audio.")
+    if not np.isfinite(audio).all():
+        raise ToolError("The speech model produced invalid (NaN or infinite) audio.")
+    if not rate:
+        raise ToolError(
+            "The speech model does not say its sampling rate, so its audio is unusable."
+        )
+    rate = int(rate)
+    path = call.artifacts.save_wav(audio, rate, f"{call.subtask_id}-speech")
+    return ToolResult(
+        kind="speech",
+        modality="audio",
+        path=path,
+        text=f"speech audio ({audio.size / rate:.1f} s)",
+        extra={"sampling_rate": rate, "seconds": round(audio.size / rate, 2)},
+    )
+
+
+TOOLS: list[TaskTool] = [
+    TaskTool(
+        task="automatic-speech-recognition",
+        inputs=(("audio", "audio"),),
+        output="text",
+        loader="automatic-speech-recognition",
+        call=_transcribe,
+        description="Transcribe speech in an audio file to text.",
+    ),
+    TaskTool(
+        task="text-to-speech",
+        inputs=(("text", "text"),),
+        output="audio",
+        loader="text-to-audio",
+        call=_speak,
+        make_loader=load_speech_model,
+        description="Read a text aloud into an audio file.",
+    ),
+]

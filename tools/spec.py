@@ -1,0 +1,67 @@
+"""What a tool is: a task's typed inputs and output, how to load its model, how to call it.
+
+Family modules (``text``, ``audio``, ``vision``, ``embedding``) build :class:`TaskTool` values;
+``registry`` collects them. Keeping the type here avoids import cycles between the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph_agent.tools.artifacts import ArtifactStore
+from graph_agent.tools.pipeline_cache import PIPELINES, load_pipeline
+from graph_agent.tools.results import Modality, ToolResult
+
+
+@dataclass
+class ToolCall:
+    """Arguments resolved for one run: text values, or paths for images and audio.
+
+    ``args`` holds one entry per role the tool declares (``"audio"``, ``"image"``,
+    ``"text"``, ``"question"`` ...) plus any optional settings (``"labels"``,
+    ``"target_language"``, ``"instruction"``).
+    """
+
+    args: dict[str, Any]
+    artifacts: ArtifactStore
+    subtask_id: str = "node-0"
+
+
+@dataclass(frozen=True)
+class TaskTool:
+    """One task the agent can run, and everything the planner and executor need to know.
+
+    ``inputs`` are the required roles and their modalities, in TaskBench argument order, so a
+    plan can be type-checked before anything runs. ``loader`` is the `transformers` pipeline
+    task (or another loader kind) used to load a model for this tool; ``call`` runs it.
+    """
+
+    task: str
+    inputs: tuple[tuple[str, Modality], ...]
+    output: Modality
+    loader: str
+    call: Callable[[Any, ToolCall], ToolResult]
+    description: str
+    options: tuple[str, ...] = ()
+    load_kwargs: dict[str, Any] = field(default_factory=dict)
+    make_loader: Callable[[str], Any] | None = None
+
+    @property
+    def input_modalities(self) -> tuple[Modality, ...]:
+        return tuple(m for _, m in self.inputs)
+
+    def load(self, model_dir: str) -> Any:
+        """The loaded model for ``model_dir``, from the warm cache when possible."""
+        if self.make_loader is not None:
+            return PIPELINES.get(self.loader, model_dir, self.make_loader)
+        return PIPELINES.get(
+            self.loader,
+            model_dir,
+            lambda path: load_pipeline(self.loader, path, **self.load_kwargs),
+        )
+
+    def run(self, model_dir: str, call: ToolCall) -> ToolResult:
+        """Load (or reuse) the model and run this tool on ``call``."""
+        return self.call(self.load(model_dir), call)

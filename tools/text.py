@@ -1,0 +1,199 @@
+"""Text tasks, all served by one local chat model through the ``text-generation`` pipeline.
+
+transformers 5 has no summarization, translation or question-answering pipelines, so, as
+HuggingGPT did with ChatGPT, each of those is a prompt to an instruction-tuned model. Text
+classification scores every candidate label by its likelihood under the model, which gives
+real probabilities rather than a parsed guess.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+
+from graph_agent.tools.errors import ToolError
+from graph_agent.tools.results import ToolResult
+from graph_agent.tools.spec import TaskTool, ToolCall
+
+_SYSTEM = "You are a precise assistant. Answer with the requested output only, no preamble."
+DEFAULT_SENTIMENT_LABELS = ("positive", "negative", "neutral")
+
+
+def chat(pipe: Any, user: str, max_new_tokens: int = 128, system: str = _SYSTEM) -> str:
+    """One greedy chat turn; returns the assistant's reply only."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    out = pipe(messages, max_new_tokens=max_new_tokens, do_sample=False, return_full_text=False)
+    reply = out[0]["generated_text"]
+    if isinstance(reply, list):  # some versions return the whole conversation
+        reply = reply[-1]["content"]
+    return str(reply).strip()
+
+
+def _text_result(kind: str, text: str) -> ToolResult:
+    return ToolResult(kind=kind, modality="text", text=text)
+
+
+_ONE_SENTENCE = re.compile(r"\b(one|a single|1) sentence\b", re.IGNORECASE)
+
+
+def _summarize(pipe: Any, call: ToolCall) -> ToolResult:
+    """Summarize with the instruction after the text: small chat models then condense
+    instead of echoing, and a word limit keeps "one sentence" to one sentence."""
+    how = call.args.get("instruction") or "in one or two sentences"
+    if _ONE_SENTENCE.search(how):
+        how = "in a single sentence of at most 25 words"
+    prompt = f"{call.args['text']}\n\nSummarize the text above {how}:"
+    system = "You summarize texts. Reply with the summary only."
+    return _text_result("summary", chat(pipe, prompt, system=system))
+
+
+def _translate(pipe: Any, call: ToolCall) -> ToolResult:
+    target = call.args.get("target_language") or "English"
+    text = call.args["text"]
+    prompt = (
+        f"Translate the following text into {target}. Reply with the translation only.\n\n{text}"
+    )
+    return _text_result("translation", chat(pipe, prompt, max_new_tokens=256))
+
+
+def _answer(pipe: Any, call: ToolCall) -> ToolResult:
+    prompt = (
+        "Answer the question using only the context. Be brief.\n\n"
+        f"Context: {call.args['text']}\n\nQuestion: {call.args['question']}"
+    )
+    return _text_result("answer", chat(pipe, prompt, max_new_tokens=96))
+
+
+def _converse(pipe: Any, call: ToolCall) -> ToolResult:
+    reply = chat(pipe, call.args["text"], system="You are a helpful, concise assistant.")
+    return _text_result("reply", reply)
+
+
+def _generate(pipe: Any, call: ToolCall) -> ToolResult:
+    reply = chat(
+        pipe,
+        call.args["text"],
+        max_new_tokens=192,
+        system="You are a helpful writer. Follow the instruction.",
+    )
+    return _text_result("generated_text", reply)
+
+
+def label_probabilities(pipe: Any, text: str, labels: list[str]) -> list[tuple[str, float]]:
+    """Probability of each label as the model's answer, normalised over the labels.
+
+    Each label's score is the summed log-likelihood of its tokens after the prompt; the
+    softmax over labels turns those into a distribution the critic can threshold.
+    """
+    if not labels:
+        raise ToolError("Text classification needs at least one candidate label.")
+    tok, model = pipe.tokenizer, pipe.model
+    question = (
+        f"Classify the text into exactly one of these labels: {', '.join(labels)}.\n\n"
+        f"Text: {text}\n\nLabel:"
+    )
+    messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": question}]
+    prompt = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    scores = []
+    with torch.inference_mode():
+        for label in labels:
+            label_ids = tok(label, add_special_tokens=False)["input_ids"]
+            ids = torch.tensor([prompt_ids + label_ids])
+            logprobs = torch.log_softmax(model(ids).logits[0, :-1].float(), dim=-1)
+            positions = range(len(prompt_ids) - 1, len(prompt_ids) - 1 + len(label_ids))
+            scores.append(
+                sum(logprobs[p, t].item() for p, t in zip(positions, label_ids, strict=True))
+            )
+    probs = torch.softmax(torch.tensor(scores), dim=0).tolist()
+    return sorted(zip(labels, probs, strict=True), key=lambda lp: -lp[1])
+
+
+def _classify(pipe: Any, call: ToolCall) -> ToolResult:
+    labels = list(call.args.get("labels") or DEFAULT_SENTIMENT_LABELS)
+    ranked = label_probabilities(pipe, call.args["text"], labels)
+    return ToolResult(
+        kind="labels",
+        modality="text",
+        text=ranked[0][0],
+        confidence=ranked[0][1],
+        data=[{"label": label, "score": round(p, 4)} for label, p in ranked],
+    )
+
+
+def _offset(value: Any) -> int | None:
+    """A character offset as a plain int (pipelines may hand back numpy integers)."""
+    return None if value is None else int(value)
+
+
+def _tokens(pipe: Any, call: ToolCall) -> ToolResult:
+    """Tag entities, merged into whole words when the tokenizer can map pieces to words.
+
+    Only fast tokenizers know character offsets, and the pipeline refuses to aggregate
+    without them, so a slow tokenizer gets per-token tags instead of an error.
+    """
+    source = str(call.args["text"])
+    if not source.strip():
+        raise ToolError("Token classification needs some text to tag.")
+    fast = bool(getattr(pipe.tokenizer, "is_fast", False))
+    entities = pipe(source, aggregation_strategy="simple" if fast else "none")
+    data = [
+        {
+            "entity": str(e.get("entity_group", e.get("entity"))),
+            "word": str(e["word"]),
+            "score": round(float(e["score"]), 4),
+            "start": _offset(e.get("start")),
+            "end": _offset(e.get("end")),
+        }
+        for e in entities
+    ]
+    text = "; ".join(f"{d['word']} ({d['entity']})" for d in data) or "no entities found"
+    confidence = min((d["score"] for d in data), default=None)
+    return ToolResult(kind="entities", modality="text", text=text, data=data, confidence=confidence)
+
+
+def _chat_tool(task: str, call, description: str, inputs=(("text", "text"),), options=()):
+    return TaskTool(
+        task=task,
+        inputs=inputs,
+        output="text",
+        loader="text-generation",
+        call=call,
+        description=description,
+        options=options,
+    )
+
+
+TOOLS: list[TaskTool] = [
+    _chat_tool("text-generation", _generate, "Write text that follows an instruction."),
+    _chat_tool("summarization", _summarize, "Summarize a text.", options=("instruction",)),
+    _chat_tool(
+        "translation",
+        _translate,
+        "Translate a text into another language.",
+        options=("target_language",),
+    ),
+    _chat_tool(
+        "question-answering",
+        _answer,
+        "Answer a question about a text.",
+        inputs=(("text", "text"), ("question", "text")),
+    ),
+    _chat_tool("conversational", _converse, "Reply to a message in a conversation."),
+    _chat_tool(
+        "text-classification",
+        _classify,
+        "Label a text (sentiment by default) with calibrated label probabilities.",
+        options=("labels",),
+    ),
+    TaskTool(
+        task="token-classification",
+        inputs=(("text", "text"),),
+        output="text",
+        loader="token-classification",
+        call=_tokens,
+        description="Tag named entities or parts of speech in a text.",
+    ),
+]
