@@ -14,6 +14,8 @@ for _name, _value in {
     "LANGSMITH_TRACING": "false",
     "LANGSMITH_TEST_TRACKING": "false",
     "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
 }.items():
     os.environ.setdefault(_name, _value)
 
@@ -23,8 +25,9 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from graph_agent.context import default_models_dir  # noqa: E402
+from graph_agent.demo import MEETING_SCRIPT  # noqa: E402
 
-SPOKEN = "The meeting starts at nine. We will discuss the new budget and hire two engineers."
+SPOKEN = MEETING_SCRIPT
 
 
 @pytest.fixture(scope="session")
