@@ -1,1 +1,1 @@
-"""graph-agent package."""
+"""Evaluation: datasets, metrics and LangSmith runners. Imported as ``graph_agent.evals``."""

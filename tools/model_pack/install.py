@@ -147,7 +147,7 @@ def _place(out: Path, target: Path) -> None:
 
 def install_pack(
     pack: str = "default",
-    models_dir: Path | str | None = None,
+    models_dir: Path | str,
     log: Log = print,
     progress: Callable[[str, int], Callable[[int], None]] | None = None,
     find_links: str | None = None,
@@ -160,9 +160,7 @@ def install_pack(
     """
     if pack not in PACKS:
         raise PackError(f"Unknown pack {pack!r}; choose one of: {', '.join(PACKS)}.")
-    from graph_agent.context import default_models_dir
-
-    root = Path(models_dir or default_models_dir()).expanduser().resolve()
+    root = Path(models_dir).expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
     report = InstallReport(models_dir=root)
     pending = []

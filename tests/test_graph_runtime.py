@@ -1,0 +1,84 @@
+"""Graph behaviour: context fallbacks, plan approval, parallel branches, clear errors."""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from graph_agent import Context, build_graph
+from graph_agent.graph import graph as exported
+
+
+def test_context_reads_env_var_fallbacks(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRAPH_AGENT_APPROVE_PLAN", "true")
+    monkeypatch.setenv("GRAPH_AGENT_MAX_RETRIES", "5")
+    monkeypatch.setenv("GRAPH_AGENT_MODELS_DIR", str(tmp_path))
+    ctx = Context()
+    assert ctx.approve_plan is True and ctx.max_retries == 5 and ctx.models_dir == str(tmp_path)
+    assert Context(max_retries=1).max_retries == 1  # an explicit value wins over the env
+
+
+def test_exported_graph_has_no_checkpointer_and_public_schemas():
+    assert exported.checkpointer is None
+    assert set(exported.get_input_jsonschema()["properties"]) >= {"request", "inputs"}
+    assert set(exported.get_output_jsonschema()["properties"]) == {"answer", "report", "outputs"}
+    assert build_graph().__class__.__name__ == "StateGraph"
+
+
+def test_plan_approval_interrupts_and_a_rejection_runs_nothing(tmp_path, models_dir, sample_photo):
+    graph = build_graph(InMemorySaver())
+    ctx = Context(approve_plan=True, models_dir=str(models_dir), artifacts_dir=str(tmp_path))
+    config = {"configurable": {"thread_id": "approve"}}
+    graph.invoke(
+        {"request": "what is in photo.jpg", "inputs": {"photo.jpg": str(sample_photo)}},
+        config,
+        context=ctx,
+    )
+    interrupts = graph.get_state(config).interrupts
+    assert interrupts and interrupts[0].value["plan"]["subtasks"][0]["task"] == (
+        "image-classification"
+    )
+    final = graph.invoke(Command(resume=False), config, context=ctx)
+    assert "not approved" in final["answer"] and final["outputs"] == {}
+
+    config = {"configurable": {"thread_id": "approve-yes"}}
+    graph.invoke(
+        {"request": "what is in photo.jpg", "inputs": {"photo.jpg": str(sample_photo)}},
+        config,
+        context=ctx,
+    )
+    final = graph.invoke(Command(resume=True), config, context=ctx)
+    assert final["outputs"]["node-0"] and final["report"]["failures"] == []
+
+
+def test_independent_subtasks_run_in_the_same_superstep(
+    tmp_path, models_dir, sample_photo, speech_wav
+):
+    graph = build_graph(InMemorySaver())
+    ctx = Context(models_dir=str(models_dir), artifacts_dir=str(tmp_path))
+    request = {
+        "request": "transcribe meeting.wav and tell me what is in photo.jpg",
+        "inputs": {"meeting.wav": str(speech_wav[0]), "photo.jpg": str(sample_photo)},
+    }
+    critic_batches = [
+        sorted(d["subtask"] for d in update["critic"]["decisions"])
+        for update in graph.stream(
+            request, {"configurable": {"thread_id": "par"}}, context=ctx, stream_mode="updates"
+        )
+        if "critic" in update
+    ]
+    assert critic_batches == [["node-0", "node-1"]]
+
+
+def test_missing_models_dir_is_a_clear_error_not_a_crash(tmp_path, sample_photo):
+    ctx = Context(models_dir=str(tmp_path / "empty"), artifacts_dir=str(tmp_path))
+    final = (
+        build_graph()
+        .compile()
+        .invoke(
+            {"request": "what is in photo.jpg", "inputs": {"photo.jpg": str(sample_photo)}},
+            context=ctx,
+        )
+    )
+    assert "graph-agent models install" in final["answer"]
+    assert "graph-agent models install" in final["report"]["error"]
