@@ -146,7 +146,7 @@ def _place(out: Path, target: Path) -> None:
 
 
 def install_pack(
-    pack: str = "default",
+    pack: str,
     models_dir: Path | str,
     log: Log = print,
     progress: Callable[[str, int], Callable[[int], None]] | None = None,
