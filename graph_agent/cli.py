@@ -104,7 +104,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         payload = {"request": args.request, "inputs": parse_inputs(args.input)}
         if args.constraints:
-            payload["constraints"] = json.loads(args.constraints)
+            try:
+                payload["constraints"] = json.loads(args.constraints)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"--constraints is not valid JSON ({exc}).") from exc
     thread_id = args.thread_id or uuid.uuid4().hex[:12]
     config = {"configurable": {"thread_id": thread_id}}
     graph, conn = _open_graph(ctx)
@@ -179,7 +182,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     from graph_agent.retrieval_index.catalog import Catalog
+    from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME
     from graph_agent.retrieval_index.ingest import ingest_pack
+    from graph_agent.retrieval_index.service import open_index
     from graph_agent.tools.model_pack.fetch import PackError
     from graph_agent.tools.model_pack.install import install_pack, verify_installed
     from graph_agent.tools.model_pack.manifest import MODELS, PACKS
@@ -201,7 +206,7 @@ def cmd_models(args: argparse.Namespace) -> int:
                 return lambda n: bars.advance(task, n)
 
             try:
-                report = install_pack(
+                install_pack(
                     args.pack,
                     models_dir,
                     log=console.print,
@@ -210,13 +215,13 @@ def cmd_models(args: argparse.Namespace) -> int:
                 )
             except PackError as exc:
                 raise UsageError(str(exc)) from exc
-        if report.changed:
-            catalog = Catalog.in_models_dir(models_dir)
-            n = ingest_pack(models_dir, catalog)
-            from graph_agent.retrieval_index.service import open_index
-
-            open_index(models_dir)
-            console.print(f"Catalog: {n} pack card(s); index rebuilt in {models_dir / 'index'}")
+            finally:
+                # Catalogue whatever is installed, including models placed before a failure.
+                if (models_dir / EMBEDDER_DIR_NAME).is_dir():
+                    n = ingest_pack(models_dir, Catalog.in_models_dir(models_dir))
+                    if n:
+                        open_index(models_dir)
+                        console.print(f"Catalog: {n} card(s) added or updated; index rebuilt.")
         return EXIT_OK
     if args.action == "list":
         table = Table(title=f"Model pack in {models_dir}")

@@ -1,13 +1,16 @@
 """Run settings (the graph's ``context_schema``), each with an environment-variable fallback.
 
-Embedders pass a ``Context`` per run; the server and CLI rely on the env-var fallbacks.
+Embedders pass a ``Context`` per run; the server and CLI rely on the env-var fallbacks. The
+order is: a value passed explicitly, then ``GRAPH_AGENT_<FIELD>``, then the default.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 def graph_agent_home() -> Path:
@@ -19,52 +22,55 @@ def default_models_dir() -> Path:
     return graph_agent_home() / "models"
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(f"GRAPH_AGENT_{name.upper()}", default)
+def _from_env(name: str, default: Callable[[], Any], cast: Callable[[str], Any] = str):
+    """A default factory: read ``GRAPH_AGENT_<NAME>`` when the Context is created."""
+
+    def factory() -> Any:
+        raw = os.environ.get(f"GRAPH_AGENT_{name.upper()}")
+        if raw is None or raw == "":
+            return default()
+        try:
+            return cast(raw)
+        except ValueError:
+            raise ValueError(f"GRAPH_AGENT_{name.upper()}={raw!r} is not a valid {name}.") from None
+
+    return factory
 
 
-def _env_bool(name: str, default: bool) -> bool:
-    raw = _env(name, "1" if default else "0").strip().lower()
-    return raw in {"1", "true", "yes", "on"}
+def _bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(raw)
 
 
 @dataclass(kw_only=True)
 class Context:
-    """How one run behaves.
-
-    Every field falls back to ``GRAPH_AGENT_<FIELD>`` in the environment, then to a default.
-    """
+    """How one run behaves."""
 
     planner: str = field(
-        default="offline",
-        metadata={"description": "'offline', or a chat model spec such as 'openai:gpt-4o-mini'."},
+        default_factory=_from_env("planner", lambda: "offline"),
+        metadata={"description": "'offline' (the only planner so far)."},
     )
     approve_plan: bool = field(
-        default=False, metadata={"description": "Pause for approval before running the plan."}
+        default_factory=_from_env("approve_plan", lambda: False, _bool),
+        metadata={"description": "Pause for approval before running the plan."},
     )
     models_dir: str = field(
-        default="", metadata={"description": "Where the model pack and catalog live."}
+        default_factory=_from_env("models_dir", lambda: str(default_models_dir())),
+        metadata={"description": "Where the model pack, catalog and index live."},
     )
     artifacts_dir: str = field(
-        default="", metadata={"description": "Where images and audio made by tools are written."}
+        default_factory=_from_env("artifacts_dir", lambda: str(graph_agent_home() / "artifacts")),
+        metadata={"description": "Where images and audio made by tools are written."},
     )
     max_retries: int = field(
-        default=2, metadata={"description": "Other candidate models to try when a step fails."}
+        default_factory=_from_env("max_retries", lambda: 2, int),
+        metadata={"description": "Other candidate models to try when a step fails."},
     )
-    max_replans: int = field(default=1, metadata={"description": "Re-plans allowed per run."})
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            env = os.environ.get(f"GRAPH_AGENT_{f.name.upper()}")
-            if env is None or getattr(self, f.name) != f.default:
-                continue
-            if f.type in ("bool", bool):
-                setattr(self, f.name, _env_bool(f.name, bool(f.default)))
-            elif f.type in ("int", int):
-                setattr(self, f.name, int(env))
-            else:
-                setattr(self, f.name, env)
-        if not self.models_dir:
-            self.models_dir = str(default_models_dir())
-        if not self.artifacts_dir:
-            self.artifacts_dir = str(graph_agent_home() / "artifacts")
+    max_replans: int = field(
+        default_factory=_from_env("max_replans", lambda: 1, int),
+        metadata={"description": "Re-plans allowed per run (re-planning is not built yet)."},
+    )

@@ -30,11 +30,9 @@ _MEDIA_SUFFIXES = {
 
 
 def _looks_like_path(name: str, value: str) -> bool:
-    return (
-        Path(value).suffix.lower() in _MEDIA_SUFFIXES
-        or "/" in value
-        or Path(name).suffix.lower() in _MEDIA_SUFFIXES
-    ) and "\n" not in value
+    """A value that names a media file (by its suffix or its input name) but is not text."""
+    suffixes = {Path(value).suffix.lower(), Path(name).suffix.lower()}
+    return bool(suffixes & _MEDIA_SUFFIXES) and "\n" not in value and len(value) < 4096
 
 
 def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:

@@ -5,21 +5,36 @@ Large outputs never live here: images and audio are artifact paths (see ``tools.
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
+#: Returned by the planner at the start of a run so a reused thread starts clean: the
+#: reducers below drop everything the previous run on the thread accumulated.
+RESET = "__reset__"
+
 
 def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Merge per-subtask dicts from parallel branches; a ``None`` value deletes its key."""
-    out = dict(left or {})
-    for key, value in (right or {}).items():
+    """Merge per-subtask dicts from parallel branches; a ``None`` value deletes its key.
+
+    ``{RESET: True}`` clears the dict first.
+    """
+    right = dict(right or {})
+    out = {} if right.pop(RESET, False) else dict(left or {})
+    for key, value in right.items():
         if value is None:
             out.pop(key, None)
         else:
             out[key] = value
     return out
+
+
+def append(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
+    """Append records from parallel branches; a list starting with ``RESET`` starts over."""
+    right = list(right or [])
+    if right and right[0] == RESET:
+        return right[1:]
+    return [*(left or []), *right]
 
 
 class InputState(TypedDict):
@@ -54,7 +69,7 @@ class State(InputState, total=False):
     #: Subtask id -> how many attempts the critic has rejected.
     rejections: Annotated[dict[str, int], merge]
     #: Every decision the planner, selector and critic made, in order.
-    decisions: Annotated[list[dict[str, Any]], operator.add]
+    decisions: Annotated[list[dict[str, Any]], append]
     #: Set when the run cannot go on (bad request, invalid plan); the responder explains it.
     error: str
     answer: str

@@ -6,7 +6,6 @@ and it lets the index look cards up by task without reading them all.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -20,6 +19,8 @@ CREATE TABLE IF NOT EXISTS card_tasks (
     task TEXT NOT NULL, id TEXT NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
     PRIMARY KEY (task, id)
 );
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);
 """
 
 
@@ -38,25 +39,38 @@ class Catalog:
         return cls(Path(models_dir).expanduser() / "catalog.sqlite")
 
     def upsert(self, cards: Iterable[ModelCard]) -> int:
-        """Insert or replace cards in one transaction; returns how many were written."""
+        """Insert or replace cards in one transaction; returns how many changed.
+
+        An unchanged card is left alone, so re-ingesting a source does not make the index
+        stale; any change bumps the catalog version.
+        """
         n = 0
         with self._db:
             for card in cards:
+                body = json.dumps(card.to_dict(), sort_keys=True)
+                row = self._db.execute("SELECT body FROM cards WHERE id = ?", (card.id,))
+                if (old := row.fetchone()) and old[0] == body:
+                    continue
                 self._db.execute("DELETE FROM cards WHERE id = ?", (card.id,))
-                self._db.execute(
-                    "INSERT INTO cards (id, body) VALUES (?, ?)",
-                    (card.id, json.dumps(card.to_dict())),
-                )
+                self._db.execute("INSERT INTO cards (id, body) VALUES (?, ?)", (card.id, body))
                 self._db.executemany(
                     "INSERT OR IGNORE INTO card_tasks (task, id) VALUES (?, ?)",
                     [(t, card.id) for t in card.tasks],
                 )
                 n += 1
+            if n:
+                self._bump()
         return n
 
-    def remove(self, ids: Iterable[str]) -> None:
+    def remove(self, ids: Iterable[str]) -> int:
         with self._db:
-            self._db.executemany("DELETE FROM cards WHERE id = ?", [(i,) for i in ids])
+            cur = self._db.executemany("DELETE FROM cards WHERE id = ?", [(i,) for i in ids])
+            if cur.rowcount:
+                self._bump()
+        return max(cur.rowcount, 0)
+
+    def _bump(self) -> None:
+        self._db.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
 
     def get(self, card_id: str) -> ModelCard | None:
         row = self._db.execute("SELECT body FROM cards WHERE id = ?", (card_id,)).fetchone()
@@ -77,12 +91,9 @@ class Catalog:
     def tasks(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT task FROM card_tasks ORDER BY 1")]
 
-    def version(self) -> str:
-        """A fingerprint of the catalog's content, so a stale index can be detected."""
-        digest = hashlib.sha256()
-        for (body,) in self._db.execute("SELECT body FROM cards ORDER BY id"):
-            digest.update(body.encode())
-        return digest.hexdigest()[:16]
+    def version(self) -> int:
+        """A counter that grows with every change, so a stale index is detected cheaply."""
+        return int(self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0])
 
     def close(self) -> None:
         self._db.close()

@@ -1,14 +1,17 @@
 """FAISS indexes on disk, one per task, so a search never scans other tasks' cards.
 
 Each task's index is an ``IndexIDMap`` over inner-product vectors whose ids are row numbers
-in a small id list saved beside it. A manifest records the catalog fingerprint and the
-embedder, so a stale index is rebuilt instead of silently used.
+in a small id list saved beside it. A manifest records the catalog version, the embedder and
+the tasks, so a stale index is rebuilt instead of silently used. A build is written to a new
+folder and swapped in, so readers never see a half-built index.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import faiss
@@ -30,16 +33,16 @@ class CardIndex:
         self.catalog = catalog
         self.embedder = embedder
         self._cache: dict[str, tuple[faiss.Index, list[str]]] = {}
+        self._cache_version: object = None
 
-    @property
-    def manifest_path(self) -> Path:
-        return self.dir / "manifest.json"
+    def manifest(self) -> dict:
+        try:
+            return json.loads((self.dir / "manifest.json").read_text())
+        except (OSError, ValueError):
+            return {}
 
     def is_fresh(self) -> bool:
-        try:
-            manifest = json.loads(self.manifest_path.read_text())
-        except (OSError, ValueError):
-            return False
+        manifest = self.manifest()
         return (
             manifest.get("catalog") == self.catalog.version()
             and manifest.get("embedder") == self.embedder.model_id
@@ -47,32 +50,29 @@ class CardIndex:
 
     def build(self, progress: bool = False) -> dict[str, int]:
         """(Re)build every task's index from the catalog; returns cards indexed per task."""
+        version = self.catalog.version()
         cards = self.catalog.all()
         vectors = self.embedder.encode([c.embedding_text() for c in cards], progress=progress)
         row_of = {c.id: i for i, c in enumerate(cards)}
-        self.dir.mkdir(parents=True, exist_ok=True)
+        staging = self.dir.with_name(f".index-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
         counts: dict[str, int] = {}
         for task in self.catalog.tasks():
             ids = [c.id for c in cards if task in c.tasks]
             index = faiss.IndexIDMap(faiss.IndexFlatIP(vectors.shape[1]))
-            index.add_with_ids(
-                vectors[[row_of[i] for i in ids]], np.arange(len(ids), dtype=np.int64)
-            )
-            name = _task_file(task)
-            faiss.write_index(index, str(self.dir / f"{name}.faiss"))
-            (self.dir / f"{name}.ids.json").write_text(json.dumps(ids))
+            rows = vectors[[row_of[i] for i in ids]]
+            index.add_with_ids(rows, np.arange(len(ids), dtype=np.int64))
+            faiss.write_index(index, str(staging / f"{_task_file(task)}.faiss"))
+            (staging / f"{_task_file(task)}.ids.json").write_text(json.dumps(ids))
             counts[task] = len(ids)
-        tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps(
-                {
-                    "catalog": self.catalog.version(),
-                    "embedder": self.embedder.model_id,
-                    "tasks": counts,
-                }
-            )
-        )
-        tmp.replace(self.manifest_path)
+        manifest = {"catalog": version, "embedder": self.embedder.model_id, "tasks": counts}
+        (staging / "manifest.json").write_text(json.dumps(manifest))
+        old = self.dir.with_name(f".index-old-{os.getpid()}")
+        if self.dir.exists():
+            self.dir.rename(old)
+        staging.rename(self.dir)
+        shutil.rmtree(old, ignore_errors=True)
         self._cache.clear()
         return counts
 
@@ -80,18 +80,22 @@ class CardIndex:
         if not self.is_fresh():
             self.build()
 
-    def search(self, task: str, query: str, k: int = 20) -> list[tuple[str, float]]:
-        """Card ids for ``task`` nearest to ``query``, with cosine similarity, best first."""
+    def search(self, task: str, query: str, k: int | None = None) -> list[tuple[str, float]]:
+        """Card ids for ``task`` nearest to ``query`` (all of them unless ``k``), best first."""
         self.ensure()
+        manifest = self.manifest()
+        if manifest.get("catalog") != self._cache_version:
+            self._cache.clear()
+            self._cache_version = manifest.get("catalog")
+        if task not in manifest.get("tasks", {}):
+            return []
         if task not in self._cache:
             name = _task_file(task)
-            path = self.dir / f"{name}.faiss"
-            if not path.is_file():
-                return []
             ids = json.loads((self.dir / f"{name}.ids.json").read_text())
-            self._cache[task] = (faiss.read_index(str(path)), ids)
+            self._cache[task] = (faiss.read_index(str(self.dir / f"{name}.faiss")), ids)
         index, ids = self._cache[task]
         if index.ntotal == 0:
             return []
-        scores, rows = index.search(self.embedder.encode([query]), min(k, index.ntotal))
+        k = index.ntotal if k is None else min(k, index.ntotal)
+        scores, rows = index.search(self.embedder.encode([query]), k)
         return [(ids[r], float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]

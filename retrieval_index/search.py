@@ -6,31 +6,40 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
 from graph_agent.retrieval_index.cards import ModelCard
 from graph_agent.retrieval_index.index import CardIndex
 
 
-@dataclass
-class Constraints:
+class Constraints(BaseModel):
     """What the user allows. Every field is optional; an empty value means "no limit"."""
 
-    licenses: list[str] = field(default_factory=list)
-    max_parameters: int | None = None
-    max_size_mb: float | None = None
-    languages: list[str] = field(default_factory=list)
+    model_config = ConfigDict(extra="forbid")
+
+    licenses: list[str] = Field(default_factory=list, description="Allowed licence ids.")
+    max_parameters: int | None = Field(default=None, gt=0)
+    max_size_mb: float | None = Field(default=None, gt=0)
+    languages: list[str] = Field(default_factory=list)
     prefer_smallest: bool = False
     runnable_only: bool = True
 
+    @field_validator("licenses", "languages", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | None) -> Constraints:
-        raw = dict(raw or {})
-        known = cls.__dataclass_fields__
-        unknown = sorted(set(raw) - set(known))
-        if unknown:
-            raise ValueError(
-                f"Unknown constraint(s) {', '.join(unknown)}; allowed: {', '.join(known)}."
+        """Validate user constraints; errors name the field and what was wrong."""
+        try:
+            return cls.model_validate(raw or {})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'constraints'}: {e['msg']}" for e in exc.errors()
             )
-        return cls(**raw)
+            allowed = ", ".join(cls.model_fields)
+            raise ValueError(f"Invalid constraints ({problems}). Allowed: {allowed}.") from None
 
     def violations(self, card: ModelCard) -> list[str]:
         """Why ``card`` is ruled out (empty when it is allowed)."""
@@ -101,11 +110,15 @@ def _score(card: ModelCard, relevance: float, constraints: Constraints) -> tuple
 
 
 def select(
-    index: CardIndex, task: str, query: str, constraints: Constraints | None = None, k: int = 20
+    index: CardIndex, task: str, query: str, constraints: Constraints | None = None
 ) -> Selection:
-    """Rank the models that can run ``task`` for ``query`` under ``constraints``."""
+    """Rank the models that can run ``task`` for ``query`` under ``constraints``.
+
+    Every card of the task is scored before filtering, so a runnable model is never lost
+    behind a wall of better-matching cards whose weights are not here.
+    """
     constraints = constraints or Constraints()
-    hits = index.search(task, query, k=k)
+    hits = index.search(task, query)
     rejected: dict[str, list[str]] = {}
     ranked: list[Candidate] = []
     for card_id, relevance in hits:

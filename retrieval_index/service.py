@@ -17,8 +17,7 @@ _lock = threading.Lock()
 @functools.lru_cache(maxsize=4)
 def _open(models_dir: str) -> CardIndex:
     catalog = Catalog.in_models_dir(models_dir)
-    if not catalog.all():
-        ingest_pack(models_dir, catalog)
+    ingest_pack(models_dir, catalog)  # a no-op unless the pack changed
     return CardIndex(models_dir, catalog, Embedder(models_dir))
 
 

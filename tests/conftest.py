@@ -7,7 +7,13 @@ a suite that silently skipped every real-model test would prove nothing.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
 
+for _name in [k for k in os.environ if k.startswith("GRAPH_AGENT_") and k != "GRAPH_AGENT_HOME"]:
+    del os.environ[_name]  # a developer's own settings must not change what the tests see
 for _name, _value in {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
@@ -19,15 +25,30 @@ for _name, _value in {
 }.items():
     os.environ.setdefault(_name, _value)
 
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
+from graph_agent.context import default_models_dir  # noqa: E402
+from graph_agent.tools.model_pack.manifest import PACKS  # noqa: E402
+
+#: The installed pack (make test installs it). Tests see only its default models, through
+#: links in a throwaway GRAPH_AGENT_HOME, so models a developer added (the large pack, their
+#: own) cannot change which model a test selects, and checkpoints and artifacts stay out of
+#: the real home.
+INSTALLED = default_models_dir()
+TEST_HOME = Path(tempfile.mkdtemp(prefix="graph-agent-test-home-"))
+(TEST_HOME / "models").mkdir()
+for _model in PACKS["default"]:
+    if (INSTALLED / _model).is_dir():
+        (TEST_HOME / "models" / _model).symlink_to(INSTALLED / _model)
+os.environ["GRAPH_AGENT_HOME"] = str(TEST_HOME)
 
 import pytest  # noqa: E402
 
-from graph_agent.context import default_models_dir  # noqa: E402
 from graph_agent.demo import MEETING_SCRIPT  # noqa: E402
 
 SPOKEN = MEETING_SCRIPT
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(TEST_HOME, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +64,7 @@ def pack_model_dir(models_dir: Path) -> Callable[[str], Path]:
         path = models_dir / name
         if not (path / ".graph-agent-pack.json").is_file():
             pytest.fail(
-                f"Model {name} is not installed in {models_dir}; "
+                f"Model {name} is not installed in {INSTALLED}; "
                 "run `graph-agent models install` (make test does)."
             )
         return path

@@ -72,10 +72,9 @@ def test_interrupted_run_resumes_without_redoing_finished_subtasks(
     graph = build_graph(SqliteSaver(conn), interrupt_after=["critic"])
     config = {"configurable": {"thread_id": "resume-test"}}
     request = {
-        "request": "transcribe meeting.wav and summarize it",
+        "request": "transcribe meeting.wav and summarize it in one sentence",
         "inputs": {"meeting.wav": str(speech_wav[0])},
-        "constraints": {"max_parameters": 200_000_000},
-    }  # SmolLM2: fast
+    }
     graph.invoke(request, config, context=ctx)
     state = graph.get_state(config)
     assert list(state.values["results"]) == ["node-0"]
@@ -86,7 +85,9 @@ def test_interrupted_run_resumes_without_redoing_finished_subtasks(
     conn = sqlite3.connect(tmp_path / "cp.sqlite", check_same_thread=False)
     graph = build_graph(SqliteSaver(conn))
     final = graph.invoke(None, config, context=ctx)
-    assert [t for t, _ in tool_calls] == ["automatic-speech-recognition", "summarization"]
+    tasks = [t for t, _ in tool_calls]
+    assert tasks.count("automatic-speech-recognition") == 1  # node-0 was not run again
+    assert tasks[1:] and set(tasks[1:]) == {"summarization"}
     assert final["report"]["failures"] == []
     assert final["outputs"]["node-1"]
     conn.close()

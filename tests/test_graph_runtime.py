@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -16,6 +17,11 @@ def test_context_reads_env_var_fallbacks(monkeypatch, tmp_path):
     ctx = Context()
     assert ctx.approve_plan is True and ctx.max_retries == 5 and ctx.models_dir == str(tmp_path)
     assert Context(max_retries=1).max_retries == 1  # an explicit value wins over the env
+    assert Context(max_retries=2, approve_plan=False).max_retries == 2  # even the default value
+    assert Context(approve_plan=False).approve_plan is False
+    monkeypatch.setenv("GRAPH_AGENT_MAX_RETRIES", "many")
+    with pytest.raises(ValueError, match="GRAPH_AGENT_MAX_RETRIES"):
+        Context()
 
 
 def test_exported_graph_has_no_checkpointer_and_public_schemas():

@@ -77,3 +77,60 @@ def test_validator_rejects_cycles():
     )
     with pytest.raises(PlanError, match="cycle"):
         validate(plan, {})
+
+
+MORE = {**TYPES, "notes.txt": "text"}
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (
+            "classify notes.txt into sports, politics or tech",
+            [
+                (
+                    "zero-shot-classification",
+                    {"text": "notes.txt", "labels": ["sports", "politics", "tech"]},
+                )
+            ],
+        ),
+        (
+            "translate 'salt and pepper' into French",
+            [("translation", {"text": "salt and pepper", "target_language": "French"})],
+        ),
+        (
+            "answer 'when does it close?' using notes.txt",
+            [("question-answering", {"text": "notes.txt", "question": "when does it close?"})],
+        ),
+        (
+            "classify photo.jpg and detect objects in it",
+            [
+                ("image-classification", {"image": "photo.jpg"}),
+                ("object-detection", {"image": "photo.jpg"}),
+            ],
+        ),
+        (
+            "tell me what's in photo.jpg and what's said in meeting.wav",
+            [
+                ("image-classification", {"image": "photo.jpg"}),
+                ("automatic-speech-recognition", {"audio": "meeting.wav"}),
+            ],
+        ),
+        (
+            "summarize notes.txt and read it aloud",
+            [("summarization", {"text": "notes.txt"}), ("text-to-speech", {"text": "<node-0>"})],
+        ),
+        (
+            'how similar are "a cat sat" and "a dog ran"',
+            [("sentence-similarity", {"text": "a cat sat", "other": "a dog ran"})],
+        ),
+    ],
+)
+def test_everyday_phrasings(request_, expected):
+    plan = validate(plan_offline(request_, MORE), MORE)
+    assert [(s.task, s.args) for s in plan.subtasks] == expected
+
+
+def test_input_names_match_whole_words_only():
+    plan = plan_offline("transcribe data.wav", {"a.wav": "audio", "data.wav": "audio"})
+    assert plan.subtasks[0].args == {"audio": "data.wav"}

@@ -49,9 +49,12 @@ def test_constraints_filter_and_explain(index):
     assert none.candidates == [] and "No runnable model" in none.reason
 
 
-def test_unknown_constraint_is_a_clear_error():
-    with pytest.raises(ValueError, match="Unknown constraint"):
+def test_bad_constraints_are_clear_errors():
+    with pytest.raises(ValueError, match="max_params: Extra inputs are not permitted"):
         Constraints.from_dict({"max_params": 5})
+    with pytest.raises(ValueError, match="max_parameters"):
+        Constraints.from_dict({"max_parameters": "lots"})
+    assert Constraints.from_dict({"licenses": "mit"}).licenses == ["mit"]
 
 
 def test_catalog_upsert_remove_and_stale_index_rebuild(index):

