@@ -20,6 +20,8 @@ from graph_agent.state import InputState, OutputState, State
 
 
 def _after(node_ok: str):
+    """Route to ``node_ok``, or straight to the responder once the run has an error."""
+
     def route(state: State) -> str:
         return "respond" if state.get("error") else node_ok
 

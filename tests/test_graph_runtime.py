@@ -88,3 +88,17 @@ def test_missing_models_dir_is_a_clear_error_not_a_crash(tmp_path, sample_photo)
     )
     assert "graph-agent models install" in final["answer"]
     assert "graph-agent models install" in final["report"]["error"]
+
+
+def test_a_reused_thread_starts_each_request_clean(tmp_path, models_dir, sample_photo):
+    graph = build_graph(InMemorySaver())
+    ctx = Context(models_dir=str(models_dir), artifacts_dir=str(tmp_path))
+    config = {"configurable": {"thread_id": "reuse"}}
+    first = graph.invoke({"request": ""}, config, context=ctx)
+    assert "empty" in first["report"]["error"]
+    photo = {"request": "what is in photo.jpg", "inputs": {"photo.jpg": str(sample_photo)}}
+    second = graph.invoke(photo, config, context=ctx)
+    assert "error" not in second["report"] and second["outputs"]["node-0"]
+    third = graph.invoke(photo, config, context=ctx)
+    assert [d["node"] for d in third["report"]["decisions"]] == ["planner", "selector", "critic"]
+    assert [s["attempts"] for s in third["report"]["steps"]] == [1]

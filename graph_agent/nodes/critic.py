@@ -16,6 +16,8 @@ from graph_agent.verdicts import judge
 
 
 def critique(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Judge every pending attempt; a rejected one goes back to ``dispatch`` with the next
+    candidate until ``max_retries`` or the candidates run out."""
     ctx = runtime.context or Context()
     steps = {s["id"]: s for s in state["plan"]["subtasks"]}
     results, rejections, cleared, decisions = {}, {}, {}, []

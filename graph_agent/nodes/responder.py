@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from graph_agent.context import Context
 from graph_agent.progress import blocked_steps
 from graph_agent.state import State
+from graph_agent.tools.results import ToolResult
 
 _LABELS = {
     "automatic-speech-recognition": "Transcript",
@@ -37,13 +38,14 @@ def _line(step: dict[str, Any], result: dict[str, Any] | None, blocked: bool) ->
         problems = "; ".join(result.get("problems") or [result.get("error", "failed")])
         return f"- {title} ({step['id']}): failed: {problems}"
     out = result["result"]
-    shown = out.get("path") if out["modality"] != "text" else out["text"]
+    shown = ToolResult.from_dict(out).value
     if out.get("confidence") is not None and out["kind"] == "labels":
         shown = f"{shown} (score {out['confidence']:.2f})"
     return f"- {title} ({step['id']}, {result['model']}): {shown}"
 
 
 def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the answer, the per-subtask outputs and the report; explain errors instead."""
     ctx = runtime.context or Context()
     if state.get("error"):
         return {
@@ -88,7 +90,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             )
             if result.get("status") == "ok":
                 out = result["result"]
-                outputs[step["id"]] = out["path"] if out["modality"] != "text" else out["text"]
+                outputs[step["id"]] = ToolResult.from_dict(out).value
                 entry["output"] = out
             else:
                 entry["problems"] = result.get("problems")

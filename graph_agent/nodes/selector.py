@@ -14,6 +14,7 @@ from graph_agent.state import State
 
 
 def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Rank models for each subtask, querying with the words of the request it serves."""
     ctx = runtime.context or Context()
     try:
         constraints = Constraints.from_dict(state.get("constraints"))
