@@ -1,15 +1,101 @@
-"""Constrained model selection: relevance search, hard filters, then an explainable ranking."""
+"""Constrained model selection: relevance search, hard filters, then an explainable ranking.
+
+Ranking (documented here because users read the reasons it produces):
+
+* Hard filters first. A card that breaks any constraint (licence allow-list, maximum
+  parameters or size, languages, runnable here) is never returned; it is listed under
+  ``rejected`` with the reason. When nothing is left the result is empty and says why: there
+  is no silent fallback to a forbidden model.
+* ``best_on="DATASET:METRIC"`` orders by that benchmark, respecting its direction (lower WER
+  is better). Cards that report it come first; the rest follow in the default order.
+* ``prefer_smallest`` orders by parameter count (or size on disk when the count is unknown),
+  smallest first; relevance breaks ties.
+* Otherwise ``score = relevance + popularity + languages`` where ``relevance`` is the cosine
+  similarity of the request to the card text and ``popularity = 0.1 * log10(1 + likes)``.
+  For a card with no likes recorded (our own pack), a size prior
+  ``0.2 * log10(parameters / 1M)`` stands in: among models tagged for the same task, the
+  larger is usually the more capable. ``languages`` rewards a card that covers the languages
+  the request names (``0.1`` times the share covered) and, for two named languages, one
+  whose id names the pair in the request's order (``+0.1``: "Japanese into English" ->
+  ``opus-mt-ja-en``).
+"""
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from graph_agent.retrieval_index.cards import ModelCard
+from graph_agent.retrieval_index.cards import Benchmark, ModelCard
 from graph_agent.retrieval_index.index import CardIndex
+
+POPULARITY_WEIGHT = 0.1
+SIZE_PRIOR_PER_DECADE = 0.2
+
+
+_LANGUAGE_WORDS = {
+    "english": "en",
+    "german": "de",
+    "french": "fr",
+    "spanish": "es",
+    "chinese": "zh",
+    "mandarin": "zh",
+    "japanese": "ja",
+    "italian": "it",
+    "russian": "ru",
+    "korean": "ko",
+    "portuguese": "pt",
+    "dutch": "nl",
+    "arabic": "ar",
+    "hindi": "hi",
+    "turkish": "tr",
+    "vietnamese": "vi",
+    "persian": "fa",
+    "polish": "pl",
+    "swedish": "sv",
+}
+LANGUAGE_WEIGHT = 0.1
+DIRECTION_WEIGHT = 0.1
+
+
+def query_languages(query: str) -> list[str]:
+    """Language codes the query names, in the order it names them ("Japanese into English")."""
+    found: list[str] = []
+    for word in re.findall(r"[a-z]+", query.lower()):
+        code = _LANGUAGE_WORDS.get(word)
+        if code and code not in found:
+            found.append(code)
+    return found
+
+
+def _language_bonus(card: ModelCard, languages: list[str]) -> tuple[float, str]:
+    """Reward cards that cover the languages the query names, and the named direction.
+
+    A card covers a language when its metadata lists it or its id carries the code as a
+    word ("opus-mt-ja-en"); "X into Y" also rewards an id naming the pair in that order.
+    """
+    if not languages:
+        return 0.0, ""
+    id_words = set(re.findall(r"[a-z]+", card.id.lower()))
+    covered = [lang for lang in languages if lang in card.languages or lang in id_words]
+    bonus = LANGUAGE_WEIGHT * len(covered) / len(languages)
+    if len(languages) == 2 and re.search(
+        rf"(?<![a-z]){languages[0]}[-_2]{languages[1]}(?![a-z])", card.id.lower()
+    ):
+        bonus += DIRECTION_WEIGHT
+    return bonus, f"languages +{bonus:.2f}" if bonus else ""
+
+
+def _tokens(text: str) -> set[str]:
+    """Loose tokens of a dataset or metric name: "Common Voice (English)" ~ "common_voice en".
+
+    Language names count as their codes, and digits split off ("11_0" -> "11", "0").
+    """
+    words = re.findall(r"[a-z]+|\d+", text.lower())
+    return {_LANGUAGE_WORDS.get(w, w) for w in words}
 
 
 class Constraints(BaseModel):
@@ -22,12 +108,27 @@ class Constraints(BaseModel):
     max_size_mb: float | None = Field(default=None, gt=0)
     languages: list[str] = Field(default_factory=list)
     prefer_smallest: bool = False
+    best_on: str | None = Field(
+        default=None, description="'DATASET:METRIC', e.g. 'common_voice_en:wer'."
+    )
     runnable_only: bool = True
 
     @field_validator("licenses", "languages", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("licenses")
+    @classmethod
+    def _spdx(cls, value: list[str]) -> list[str]:
+        return [normalize_license(v) for v in value]
+
+    @field_validator("best_on")
+    @classmethod
+    def _dataset_metric(cls, value: str | None) -> str | None:
+        if value is not None and (value.count(":") > 1 or not value.split(":")[0].strip()):
+            raise ValueError("best_on must look like 'DATASET:METRIC' or 'DATASET'")
+        return value
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | None) -> Constraints:
@@ -51,10 +152,34 @@ class Constraints(BaseModel):
         if self.max_parameters and (card.parameters or math.inf) > self.max_parameters:
             out.append(f"{_params(card)} parameters > {self.max_parameters:,}")
         if self.max_size_mb and (card.size_bytes or math.inf) / 1e6 > self.max_size_mb:
-            out.append(f"size > {self.max_size_mb} MB")
+            out.append(f"size {_size(card)} > {self.max_size_mb} MB")
+        # A card that states no language (an image classifier) is not ruled out by one.
         if self.languages and card.languages and not set(self.languages) & set(card.languages):
             out.append(f"languages {card.languages} lack {self.languages}")
         return out
+
+    def benchmark(self, card: ModelCard) -> Benchmark | None:
+        """The card's result for ``best_on``: every word of the dataset must match, and the
+        metric when one is given ("common voice english:wer" matches Common Voice 11 en WER)."""
+        if not self.best_on:
+            return None
+        dataset, _, metric = self.best_on.partition(":")
+        want, want_metric = _tokens(dataset), _tokens(metric)
+        for b in card.benchmarks:
+            where = _tokens(" ".join(filter(None, (b.dataset, b.dataset_id, b.config))))
+            what = _tokens(" ".join(filter(None, (b.metric, b.name))))
+            if want <= where and want_metric <= what:
+                return b
+        return None
+
+
+def normalize_license(value: str) -> str:
+    """SPDX-style id for a user's licence name; the card schema's normaliser when present."""
+    try:
+        from graph_agent.retrieval_index.licenses import normalize_license as spdx
+    except ImportError:  # pragma: no cover - the licences module ships with the schema
+        return value.strip().lower()
+    return spdx(value) or value.strip().lower()
 
 
 @dataclass
@@ -68,7 +193,11 @@ class Candidate:
 
 @dataclass
 class Selection:
-    """A ranked list of runnable candidates and the reason the first one was chosen."""
+    """A ranked list of allowed candidates and the reason the first one was chosen.
+
+    ``candidates`` is empty when nothing satisfies the constraints; ``reason`` then says
+    which constraint ruled out which model.
+    """
 
     task: str
     candidates: list[Candidate]
@@ -80,68 +209,121 @@ class Selection:
 
 
 def _params(card: ModelCard) -> str:
-    return f"{card.parameters / 1e6:.0f}M" if card.parameters else "unknown"
+    return f"{card.parameters / 1e6:,.0f}M" if card.parameters else "unknown"
 
 
-#: Weight of the size prior, per tenfold increase in parameters. Used only when a card has
-#: no likes: among models tagged for the same task, a larger one is usually the more capable.
-SIZE_PRIOR_PER_DECADE = 0.2
+def _size(card: ModelCard) -> str:
+    return f"{card.size_bytes / 1e6:,.0f} MB" if card.size_bytes else "unknown"
 
 
-def _priors(card: ModelCard) -> tuple[float, str]:
-    """Popularity when the card has it (HuggingGPT's signal), else a size prior; and why."""
-    if card.likes:
-        bonus = math.log10(1 + card.likes) / 10
-        return bonus, f"popularity +{bonus:.2f} ({card.likes} likes)"
+def _footprint(card: ModelCard) -> float:
+    """Parameters, or bytes on disk / 4 (float32) when only the size is known."""
     if card.parameters:
+        return float(card.parameters)
+    return card.size_bytes / 4 if card.size_bytes else math.inf
+
+
+def _default_score(
+    card: ModelCard, relevance: float, languages: list[str] = ()
+) -> tuple[float, str]:
+    """``relevance + popularity (or size prior) + languages``, and how it added up."""
+    lang_bonus, lang_why = _language_bonus(card, list(languages))
+    if card.likes:
+        bonus = POPULARITY_WEIGHT * math.log10(1 + card.likes)
+        why = f"relevance {relevance:.2f}, popularity +{bonus:.2f} ({card.likes} likes)"
+    elif card.parameters:
         bonus = SIZE_PRIOR_PER_DECADE * math.log10(max(card.parameters, 1e6) / 1e6)
-        return bonus, f"size prior +{bonus:.2f} ({_params(card)} parameters)"
-    return 0.0, "no popularity or size known"
+        why = f"relevance {relevance:.2f}, size prior +{bonus:.2f} ({_params(card)} parameters)"
+    else:
+        bonus, why = 0.0, f"relevance {relevance:.2f}, no popularity or size known"
+    return relevance + bonus + lang_bonus, f"{why}, {lang_why}" if lang_why else why
 
 
-def _score(card: ModelCard, relevance: float, constraints: Constraints) -> tuple[float, str]:
-    """Relevance plus a prior; "smallest" ranks by size and uses relevance to break ties."""
-    if constraints.prefer_smallest:
-        return -math.log10(card.parameters or 1e12) + relevance / 100, (
-            f"{_params(card)} parameters, relevance {relevance:.2f}"
-        )
-    bonus, why = _priors(card)
-    return relevance + bonus, f"relevance {relevance:.2f}, {why}"
+def _rank_key(
+    card: ModelCard, relevance: float, c: Constraints, languages: list[str]
+) -> tuple[tuple, str]:
+    """Sort key (smaller first) and the words that explain it."""
+    score, why = _default_score(card, relevance, languages)
+    if c.best_on:
+        b = c.benchmark(card)
+        if b is not None:
+            value = -b.value if b.higher_is_better else b.value
+            return (0, value, -score), f"{b.metric} {b.value:g} on {b.dataset}; {why}"
+        return (1, 0.0, -score), f"no {c.best_on} result; {why}"
+    if c.prefer_smallest:
+        size = _footprint(card)
+        shown = _params(card) if card.parameters else _size(card)
+        return (0, size, -relevance), f"{shown} parameters, relevance {relevance:.2f}"
+    return (0, -score), why
+
+
+#: How many allowed candidates a selection ranks. Relevance picks them from the task's
+#: index, so on a million-card catalog the ranking modes ("smallest", "best on") choose
+#: among the most relevant allowed cards rather than scanning the whole task.
+MAX_CANDIDATES = 50
 
 
 def select(
-    index: CardIndex, task: str, query: str, constraints: Constraints | None = None
+    index: CardIndex,
+    task: str,
+    query: str,
+    constraints: Constraints | None = None,
+    limit: int = MAX_CANDIDATES,
 ) -> Selection:
     """Rank the models that can run ``task`` for ``query`` under ``constraints``.
 
-    Every card of the task is scored before filtering, so a runnable model is never lost
-    behind a wall of better-matching cards whose weights are not here.
+    Filtering happens while the index is read (more candidates are fetched until ``limit``
+    allowed ones are found or the task is exhausted), so an allowed model is never lost
+    behind a wall of better-matching cards that the constraints rule out.
     """
     constraints = constraints or Constraints()
-    hits = index.search(task, query)
     rejected: dict[str, list[str]] = {}
-    ranked: list[Candidate] = []
-    for card_id, relevance in hits:
+    allowed: dict[str, ModelCard] = {}
+
+    def keep(card_id: str) -> bool:
         card = index.catalog.get(card_id)
         if card is None:
-            continue
-        why_not = constraints.violations(card)
-        if why_not:
+            return False
+        if why_not := constraints.violations(card):
             rejected[card_id] = why_not
-            continue
-        score, why = _score(card, relevance, constraints)
+            return False
+        allowed[card_id] = card
+        return True
+
+    languages = query_languages(query)
+    ranked: list[tuple[tuple, Candidate]] = []
+    for card_id, relevance in index.search(task, query, k=limit, keep=keep):
+        card = allowed[card_id]
+        key, why = _rank_key(card, relevance, constraints, languages)
         why += f", licence {card.license or 'unknown'}"
-        ranked.append(Candidate(card.id, card.local_path, score, relevance, why))
-    ranked.sort(key=lambda c: -c.score)
+        score = _default_score(card, relevance, languages)[0]
+        ranked.append(
+            (key, Candidate(card.id, card.local_path, round(score, 4), round(relevance, 4), why))
+        )
+    ranked.sort(key=lambda kc: kc[0])
+    candidates = [c for _, c in ranked]
+    return Selection(task, candidates, _reason(task, candidates, rejected, constraints), rejected)
+
+
+def _reason(
+    task: str, ranked: list[Candidate], rejected: dict[str, list[str]], constraints: Constraints
+) -> str:
     if not ranked:
-        detail = "; ".join(f"{i}: {', '.join(r)}" for i, r in rejected.items()) or "no cards"
-        reason = f"No runnable model for {task} fits the constraints ({detail})."
-    else:
-        top = ranked[0]
-        basis = "smallest model allowed" if constraints.prefer_smallest else "best match"
-        reason = f"{top.id}: {basis} of {len(ranked)} allowed candidate(s) for {task} ({top.why})"
-        if rejected:
-            reason += f"; ruled out {len(rejected)}: " + "; ".join(
-                f"{i} ({', '.join(r)})" for i, r in list(rejected.items())[:3]
-            )
-    return Selection(task=task, candidates=ranked, reason=reason, rejected=rejected)
+        if not rejected:
+            return f"No model in the catalog can do {task}."
+        detail = "; ".join(f"{i}: {', '.join(r)}" for i, r in rejected.items())
+        return f"No model for {task} satisfies the constraints ({detail})."
+    top = ranked[0]
+    basis = (
+        "best on " + constraints.best_on
+        if constraints.best_on
+        else "smallest allowed"
+        if constraints.prefer_smallest
+        else "best match"
+    )
+    reason = f"{top.id}: {basis} of {len(ranked)} allowed candidate(s) for {task} ({top.why})"
+    if rejected:
+        shown = "; ".join(f"{i} ({', '.join(r)})" for i, r in list(rejected.items())[:3])
+        more = f" and {len(rejected) - 3} more" if len(rejected) > 3 else ""
+        reason += f"; ruled out {len(rejected)}: {shown}{more}"
+    return reason

@@ -46,7 +46,7 @@ def test_constraints_filter_and_explain(index):
     assert [c.id for c in small.candidates] == ["HuggingFaceTB/SmolLM2-135M-Instruct"]
     assert "Qwen/Qwen2.5-Coder-0.5B-Instruct" in small.rejected
     none = select(index, "summarization", "summarize", Constraints(licenses=["gpl-3.0"]))
-    assert none.candidates == [] and "No runnable model" in none.reason
+    assert none.candidates == [] and "satisfies the constraints" in none.reason
 
 
 def test_bad_constraints_are_clear_errors():

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.inputs import input_types
+from graph_agent.planning.constraints import constraints_from_request, with_default_metric
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import PlanError, validate
 from graph_agent.state import RESET, State
@@ -43,13 +44,19 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     except (RequestError, PlanError) as exc:
         update = _fresh_run({"node": "planner", "decision": "error", "detail": str(exc)})
         return {**update, "error": str(exc)}
+    stated = constraints_from_request(state.get("request", ""))
+    if "best_on" in stated:
+        stated["best_on"] = with_default_metric(stated["best_on"], [s.task for s in plan_.subtasks])
     update = _fresh_run(
         {
             "node": "planner",
             "decision": "planned",
             "planner": ctx.planner,
             "steps": len(plan_.subtasks),
+            "constraints_from_request": stated,
             "seconds": round(time.perf_counter() - started, 4),
         }
     )
-    return {**update, "input_types": types, "plan": plan_.model_dump()}
+    # Constraints passed explicitly win over those read from the request's words.
+    constraints = {**stated, **(state.get("constraints") or {})}
+    return {**update, "input_types": types, "plan": plan_.model_dump(), "constraints": constraints}

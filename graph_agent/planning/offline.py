@@ -39,7 +39,10 @@ _TASK_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"\b(caption\w*|describe (?:the |this )?(?:image|photo|picture|\S+\.(?:jpe?g|png)))",
         ),
         ("visual-question-answering", r"\b(?:ask|answer)\b.*\b(?:image|photo|picture)\b"),
-        ("token-classification", r"\b(named entit\w*|entities|\bNER\b|part[- ]of[- ]speech)"),
+        (
+            "token-classification",
+            r"\b(named entit\w*|entit(?:y|ies)\b|\bNER\b|part[- ]of[- ]speech)",
+        ),
         ("zero-shot-classification", r"\bclassify\b.*\b(?:into|as one of|among)\b"),
         (
             "text-classification",

