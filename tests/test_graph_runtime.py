@@ -102,3 +102,17 @@ def test_a_reused_thread_starts_each_request_clean(tmp_path, models_dir, sample_
     third = graph.invoke(photo, config, context=ctx)
     assert [d["node"] for d in third["report"]["decisions"]] == ["planner", "selector", "critic"]
     assert [s["attempts"] for s in third["report"]["steps"]] == [1]
+
+
+def test_a_planned_task_with_no_tool_fails_clearly(tmp_path, models_dir):
+    final = (
+        build_graph()
+        .compile()
+        .invoke(
+            {"request": "generate an image of a red bicycle"},
+            context=Context(models_dir=str(models_dir), artifacts_dir=str(tmp_path)),
+        )
+    )
+    step = final["report"]["steps"][0]
+    assert step["task"] == "text-to-image" and step["status"] == "failed"
+    assert "text-to-image" in final["answer"]

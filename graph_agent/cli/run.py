@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sqlite3
 import sys
 import uuid
@@ -137,20 +138,134 @@ def _print_result(final: dict[str, Any], as_json: bool) -> int:
     return EXIT_STEP_FAILED if report.get("failures") else EXIT_OK
 
 
+#: File-like names in a batch request ("example.jpg", 'notes.txt'): inputs by their suffix.
+_FILE_NAME = re.compile(r"(?<![\w/.-])[\w][\w./-]*\.[A-Za-z0-9]{2,5}(?![\w-])")
+#: What one ``plan --batch`` line holds when a request cannot be planned (plus ``error``).
+_EMPTY_TASKBENCH: dict[str, list[Any]] = {"task_nodes": [], "task_links": [], "task_steps": []}
+
+
+def inputs_named_in(request: str) -> dict[str, str]:
+    """Input name -> kind for the file names a request mentions, judged by suffix alone.
+
+    Batch requests (TaskBench's among them) name files such as 'example.jpg' that do not
+    exist here; planning needs only their kinds, so no file is looked at.
+    """
+    from graph_agent.planning.plan import file_kind
+
+    found: dict[str, str] = {}
+    for name in _FILE_NAME.findall(request):
+        name = name.rstrip(".")
+        kind = file_kind(name)
+        if kind in ("text", "image", "audio"):
+            found.setdefault(name, kind)
+    return found
+
+
+def _plan_document(plan: Any, fmt: str) -> Any:
+    from graph_agent.planning.formats import to_hugginggpt, to_taskbench
+
+    if fmt == "taskbench":
+        return to_taskbench(plan)
+    if fmt == "hugginggpt":
+        return to_hugginggpt(plan)
+    return plan.model_dump()
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
+    """Plan one request (or a batch of them) and print the validated plan; run nothing."""
+    if args.batch is not None:
+        return _plan_batch(args)
     from graph_agent.errors import RequestError
     from graph_agent.inputs import input_types
     from graph_agent.planning.offline import plan_offline
     from graph_agent.planning.plan import PlanError, validate
 
+    if not (args.request or "").strip():
+        raise UsageError(
+            "The request is empty. Say what you want planned, e.g. "
+            'graph-agent plan "transcribe meeting.wav" --input meeting.wav=rec.wav'
+        )
     inputs = parse_inputs(args.input)
     try:
         types = input_types(inputs)
         plan = validate(plan_offline(args.request, types), types)
     except (RequestError, PlanError) as exc:
         raise UsageError(str(exc)) from exc
-    out.print_json(plan.model_dump_json())
+    fmt = args.format or "native"
+    for repair in plan.repairs:
+        console.print(f"[yellow]repaired[/yellow] {repair}")
+    if args.json or fmt != "native":
+        print(json.dumps(_plan_document(plan, fmt), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for step in plan.subtasks:
+        after = f"  after {', '.join(step.deps)}" if step.deps else ""
+        print(f"{step.id}  {step.task}  {json.dumps(step.args, ensure_ascii=False)}{after}")
+        if step.description:
+            print(f"    {step.description}")
     return EXIT_OK
+
+
+def _plan_batch(args: argparse.Namespace) -> int:
+    """One TaskBench-format JSON line per request line; a bad line gives an error, not a crash.
+
+    External evaluation tools read this output, so its shape stays fixed:
+    ``{"id", "task_nodes", "task_links", "task_steps"}``, plus ``"error"`` (with empty lists)
+    for a request that cannot be planned.
+    """
+    if (args.request or "").strip():
+        raise UsageError("Give either a request or --batch FILE, not both.")
+    if args.input:
+        raise UsageError("--input does not apply to --batch: file names in each request count.")
+    if args.format not in (None, "taskbench"):
+        raise UsageError("--batch always writes TaskBench's format; drop --format.")
+    if args.batch == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        try:
+            with open(args.batch, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except OSError as exc:
+            raise UsageError(f"Cannot read the batch file {args.batch}: {exc.strerror}.") from exc
+    planned = failed = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        result = _plan_line(number, line)
+        failed += "error" in result
+        planned += "error" not in result
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+    console.print(f"planned {planned} request(s); {failed} could not be planned")
+    return EXIT_OK
+
+
+def _plan_line(number: int, line: str) -> dict[str, Any]:
+    from graph_agent.errors import RequestError
+    from graph_agent.planning.formats import to_taskbench
+    from graph_agent.planning.offline import plan_offline
+    from graph_agent.planning.plan import PlanError, validate
+
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return {"id": None, **_EMPTY_TASKBENCH, "error": f"line {number}: not JSON ({exc.msg})"}
+    if not isinstance(record, dict):
+        return {"id": None, **_EMPTY_TASKBENCH, "error": f"line {number}: not a JSON object"}
+    request = record.get("request")
+    if not isinstance(request, str):
+        return {
+            "id": record.get("id"),
+            **_EMPTY_TASKBENCH,
+            "error": f'line {number}: no "request" string',
+        }
+    try:
+        types = inputs_named_in(request)
+        plan = validate(plan_offline(request, types), types)
+        return {"id": record.get("id"), **to_taskbench(plan)}
+    except (RequestError, PlanError) as exc:
+        error = str(exc)
+    except Exception as exc:  # one bad request must not stop a batch of thousands
+        error = f"planner failed: {type(exc).__name__}: {exc}"
+    return {"id": record.get("id"), **_EMPTY_TASKBENCH, "error": error}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -176,7 +291,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--json", action="store_true", help="print answer, outputs, report as JSON")
     run.set_defaults(func=cmd_run)
 
-    plan = sub.add_parser("plan", help="print the plan for a request without running it")
-    plan.add_argument("request")
-    plan.add_argument("--input", "-i", action="append", default=[], metavar="NAME=PATH")
+    plan = sub.add_parser(
+        "plan",
+        help="print the validated plan for a request without running it",
+        description="Plan a request and print the validated plan; nothing runs.",
+    )
+    plan.add_argument("request", nargs="?", default="", help="what to do, in plain language")
+    plan.add_argument(
+        "--input",
+        "-i",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="an input file; NAME is how the request refers to it",
+    )
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument(
+        "--format",
+        choices=("native", "taskbench", "hugginggpt"),
+        help="the plan's JSON format (default native; taskbench and hugginggpt imply --json)",
+    )
+    plan.add_argument(
+        "--batch",
+        metavar="FILE",
+        help='JSON lines {"id", "request"} (- for stdin); writes one JSON line per request, '
+        '{"id", "task_nodes", "task_links", "task_steps"}, to stdout',
+    )
     plan.set_defaults(func=cmd_plan)

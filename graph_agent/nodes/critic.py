@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from graph_agent.context import Context
 from graph_agent.state import State
-from graph_agent.tools.registry import get_tool
+from graph_agent.tools.registry import REGISTRY
 from graph_agent.verdicts import judge
 
 
@@ -23,7 +23,11 @@ def critique(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     results, rejections, cleared, decisions = {}, {}, {}, []
     for step_id, attempt in (state.get("pending") or {}).items():
         step = steps[step_id]
-        problems = judge(get_tool(step["task"]), attempt)
+        tool = REGISTRY.get(step["task"])
+        if tool is None:  # a planned task this machine has no tool for: a clear failure
+            problems = [attempt.get("error") or f"graph-agent has no tool for {step['task']}"]
+        else:
+            problems = judge(tool, attempt)
         cleared[step_id] = None
         verdict = {
             "node": "critic",

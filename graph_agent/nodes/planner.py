@@ -11,6 +11,7 @@ from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.inputs import input_types
 from graph_agent.planning.constraints import constraints_from_request, with_default_metric
+from graph_agent.planning.llm import LLMPlannerError, make_chat_model, plan_with_llm_result
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import PlanError, validate
 from graph_agent.state import RESET, State
@@ -36,13 +37,30 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         types = input_types(dict(state.get("inputs") or {}))
-        if ctx.planner != "offline":
-            raise RequestError(
-                f"Planner {ctx.planner!r} is not available yet; use planner='offline'."
+        llm: dict[str, Any] = {}
+        if ctx.planner == "offline":
+            plan_ = validate(plan_offline(state.get("request", ""), types), types)
+        else:
+            # make_chat_model caches per spec: the model loads once per process, not per run.
+            result = plan_with_llm_result(
+                state.get("request", ""),
+                types,
+                make_chat_model(ctx.planner),
+                planner=ctx.planner,
             )
-        plan_ = validate(plan_offline(state.get("request", ""), types), types)
-    except (RequestError, PlanError) as exc:
-        update = _fresh_run({"node": "planner", "decision": "error", "detail": str(exc)})
+            plan_ = result.plan
+            llm = {
+                "planned_by": result.fallback or ctx.planner,
+                "llm_notes": result.notes,
+                "llm_attempts": result.attempts,
+            }
+            if result.fallback:
+                llm |= {"fallback": result.fallback, "why": result.why}
+    except (RequestError, PlanError, LLMPlannerError) as exc:
+        decision = {"node": "planner", "decision": "error", "detail": str(exc)}
+        if ctx.planner != "offline":
+            decision["planner"] = ctx.planner
+        update = _fresh_run(decision)
         return {**update, "error": str(exc)}
     stated = constraints_from_request(state.get("request", ""))
     if "best_on" in stated:
@@ -52,6 +70,8 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "node": "planner",
             "decision": "planned",
             "planner": ctx.planner,
+            # With an LLM planner: who actually made the plan (it or the offline fallback), why.
+            **llm,
             "steps": len(plan_.subtasks),
             "constraints_from_request": stated,
             "seconds": round(time.perf_counter() - started, 4),

@@ -27,7 +27,15 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     selections, decisions = {}, []
     for step in state["plan"]["subtasks"]:
         query = f"{step['task']}: {step.get('description') or state['request']}"
-        chosen = select(index, step["task"], query, constraints)
+        try:  # a step's own constraints narrow the request-wide ones
+            own = constraints.model_copy(update=step.get("constraints") or {})
+            own = Constraints.from_dict(own.model_dump())
+        except ValueError as exc:
+            return {
+                "error": f"{step['id']}: {exc}",
+                "decisions": [{"node": "selector", "decision": "error", "detail": str(exc)}],
+            }
+        chosen = select(index, step["task"], query, own)
         selections[step["id"]] = chosen.to_dict()
         decisions.append(
             {

@@ -24,6 +24,43 @@ _MAX_PARAMS = re.compile(
     r"(?:\s*param\w*)?\b",
     re.IGNORECASE,
 )
+#: Languages a request may ask its output in ("in French", "into German").
+LANGUAGES = [
+    "English",
+    "French",
+    "German",
+    "Spanish",
+    "Italian",
+    "Portuguese",
+    "Dutch",
+    "Russian",
+    "Chinese",
+    "Mandarin",
+    "Japanese",
+    "Korean",
+    "Arabic",
+    "Hindi",
+    "Turkish",
+    "Polish",
+    "Swedish",
+    "Norwegian",
+    "Danish",
+    "Finnish",
+    "Greek",
+    "Hebrew",
+    "Czech",
+    "Ukrainian",
+    "Vietnamese",
+    "Thai",
+    "Indonesian",
+    "Romanian",
+    "Hungarian",
+    "Bengali",
+    "Urdu",
+    "Persian",
+    "Swahili",
+]
+_TARGET_LANGUAGE = re.compile(r"\b(?:in|into|to)\s+(" + "|".join(LANGUAGES) + r")\b", re.IGNORECASE)
 #: The metric "best" means for a task when the request names only a dataset.
 DEFAULT_METRIC = {"automatic-speech-recognition": "wer"}
 
@@ -41,6 +78,16 @@ def constraints_from_request(request: str) -> dict[str, Any]:
         scale = 1e6 if m.group(2).upper() == "M" else 1e9
         found["max_parameters"] = int(float(m.group(1)) * scale)
     return found
+
+
+def target_language(text: str) -> str | None:
+    """The language ``text`` asks the output in ("summarize it in French" -> "French").
+
+    It becomes a translation step's ``target_language``, and a step that writes text "in
+    French" without a translation step gets one (see ``offline.plan_offline``).
+    """
+    m = _TARGET_LANGUAGE.search(text)
+    return m.group(1).capitalize() if m else None
 
 
 def with_default_metric(best_on: str, tasks: list[str]) -> str:

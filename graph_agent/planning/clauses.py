@@ -1,0 +1,127 @@
+"""Split a request into clauses, each a candidate for one step, keeping character spans.
+
+Quoted text is masked (same length) before splitting, so a comma or "and" inside a quote
+never splits it, and spans stay valid offsets into the original request: the task detector
+pools its token vectors over exactly these spans. File names ("example.jpg") are found here
+too, with the modality their extension implies, because TaskBench and people name files
+inline rather than as declared inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: Quoted literals: double or curly quotes, or single quotes that are not apostrophes.
+QUOTED = re.compile(r"\"([^\"]{2,})\"|“([^”]{2,})”|(?<!\w)'([^']{2,}?)'(?!\w)")
+#: Clause boundaries: sentence ends, semicolons, commas (with an optional connective), and
+#: the connectives "and", "then", "and then", "after that", "afterwards", "also", "finally".
+_BOUNDARY = re.compile(
+    r"(?:[.!?](?=\s|$)|;|:(?=\s)|\n)\s*"
+    r"|,\s*(?:(?:and\s+)?(?:then|also|after that|afterwards|finally)\b\s*,?\s*|and\s+)?"
+    r"|\s+(?:and\s+)?(?:then|after that|afterwards|followed by|before that)\s+"
+    r"|\s+and\s+(?:also\s+)?",
+    re.IGNORECASE,
+)
+#: File names by extension -> modality (TaskBench's own extension lists, plus documents).
+_EXT_KIND = {
+    **dict.fromkeys(("jpg", "jpeg", "png", "gif", "bmp", "tiff", "webp", "svg"), "image"),
+    **dict.fromkeys(("wav", "mp3", "flac", "ogg", "m4a", "aac", "wma", "aiff"), "audio"),
+    **dict.fromkeys(("mp4", "avi", "mov", "mkv", "webm"), "video"),
+    **dict.fromkeys(("txt", "md", "csv", "json", "pdf", "docx", "doc"), "text"),
+}
+FILE = re.compile(
+    r"(?<![\w./-])([\w./-]*\w\.(" + "|".join(_EXT_KIND) + r"))(?![\w-])", re.IGNORECASE
+)
+
+
+def file_kind(name: str) -> str | None:
+    """The modality a file name's extension implies, or None."""
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return _EXT_KIND.get(ext)
+
+
+@dataclass
+class Clause:
+    """A piece of the request: its text, its span in the request, its quotes and files."""
+
+    text: str
+    start: int
+    end: int
+    quotes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    #: The connective that opened the clause (", then", "and"), lower-cased; "" at a sentence
+    #: start. Linking reads it: "then" chains, "and also" starts a fresh branch.
+    lead: str = ""
+
+
+def _mask_quotes(request: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """The request with quoted text replaced by same-length filler, and each quote's span."""
+    masked = list(request)
+    quotes: list[tuple[int, int, str]] = []
+    for m in QUOTED.finditer(request):
+        g = next(i for i in (1, 2, 3) if m.group(i) is not None)
+        text = m.group(g)
+        # A quoted file name is a file, not a literal text argument.
+        if FILE.fullmatch(text.strip()):
+            continue
+        quotes.append((m.start(g), m.end(g), text))
+        for i in range(m.start(g), m.end(g)):
+            masked[i] = "\x01"
+    return "".join(masked), quotes
+
+
+#: Openers that are a piece of their own after splitting ("Afterwards," "On top of this,"):
+#: they join the clause that follows, whose lead they become.
+_OPENER = re.compile(
+    r"(?:(?:and|then|also|afterwards?|finally|next|additionally|furthermore|moreover|lastly|"
+    r"subsequently|particularly|besides|plus|first(?:ly)?|second(?:ly)?|third(?:ly)?|"
+    r"after (?:that|this|detection|which)|on top of (?:this|that)|in addition|once (?:done|"
+    r"that's done|finished)|well|so|now|ok(?:ay)?|please|in the end|eventually|after|"
+    r"following that|as well|too)[\s,]*)+",
+    re.IGNORECASE,
+)
+
+
+def split_clauses(request: str) -> list[Clause]:
+    """Clauses of ``request`` in order; empty pieces (just punctuation) are dropped."""
+    masked, quotes = _mask_quotes(request)
+    # File names contain dots; mask them so "example.jpg" never ends a sentence.
+    masked = FILE.sub(lambda m: "\x02" * len(m.group(0)), masked)
+    clauses: list[Clause] = []
+    pos, lead = 0, ""
+    pending: tuple[int, str] | None = None  # a short opener ("Afterwards,") joins what follows
+    for m in [*_BOUNDARY.finditer(masked), None]:
+        end = m.start() if m else len(request)
+        piece = request[pos:end]
+        stripped = piece.strip(" ,.;:!?\"'\n\t")
+        if stripped and m is not None and _OPENER.fullmatch(stripped):
+            pending = pending or (pos + piece.index(stripped), stripped.lower().strip(" ,"))
+        elif stripped:
+            start = pos + piece.index(stripped)
+            if pending:
+                start, lead = pending
+                pending = None
+            stop = start + len(request[start:end].rstrip(" ,.;:!?\"'\n\t"))
+            stripped = request[start:stop]
+            clauses.append(
+                Clause(
+                    text=stripped,
+                    start=start,
+                    end=stop,
+                    quotes=[q for s, e, q in quotes if s >= start and e <= stop],
+                    files=[f.group(1) for f in FILE.finditer(request, start, stop)],
+                    lead=lead,
+                )
+            )
+        if m:
+            pos, lead = m.end(), re.sub(r"[\s,]+", " ", m.group(0)).strip().lower()
+    return clauses
+
+
+def all_files(request: str) -> list[str]:
+    """Every file name the request mentions, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for m in FILE.finditer(request):
+        seen.setdefault(m.group(1), None)
+    return list(seen)

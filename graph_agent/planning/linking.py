@@ -1,0 +1,181 @@
+"""Bind each step's arguments and link the steps into a DAG.
+
+Steps come in the order their clauses appear. For every role of a step's task, in
+``TASKS[task].roles`` order, the value is, by preference:
+
+* media roles (image, audio): a file of that kind the step's own words name; else the
+  latest earlier step whose output has that kind (the type graph, ``can_feed``: "then
+  detect objects in the edited image"); else a file of that kind named anywhere in the
+  request or given as an input (the last one named before the clause, else the first);
+* the first text role: a quote or text file in the step's words; else the output of the
+  latest earlier text-producing step that ``can_feed`` this task ("summarize it", "using
+  the result") unless the clause opens a fresh branch ("also ...") and brings its own
+  words; else a text file named earlier or given as an input; else the clause itself
+  (its words are the text to work on);
+* further text roles (a question, a second text): a quote, else the clause.
+
+A reference is written ``<node-j>``; ``deps`` are the steps referenced. References only
+point backwards, so every plan is acyclic.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from graph_agent.planning.clauses import FILE, file_kind
+from graph_agent.planning.constraints import target_language
+from graph_agent.planning.plan import Subtask
+from graph_agent.planning.vocabulary import TASKS, can_feed
+
+#: Words that point back at an earlier result rather than at new material.
+_BACK = re.compile(
+    r"\b(it|its|this|that|these|those|them|the (?:result|output|summary|transcript\w*|text|"
+    r"translation|caption|description|answer|audio|image|picture|photo|video|recording)|"
+    r"resulting|generated|edited|new|previous|above|same|then|based on|using|from)\b",
+    re.IGNORECASE,
+)
+_HOW = re.compile(
+    r"\b(in (?:one|a single|two|three|four|five|\d+|a few) (?:short )?"
+    r"(?:sentences?|words?|bullet points?|bullets|lines?|paragraphs?))",
+    re.IGNORECASE,
+)
+#: Tasks whose text is a prompt: without a quote, a named file or an earlier output to work
+#: on, they take the clause's words, not some text file the user gave for another step.
+GENERATIVE = frozenset({"text-generation", "text-to-image", "text-to-video", "conversational"})
+_LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNORECASE)
+
+
+@dataclass
+class StepText:
+    """What a step reads from the request: its words, quotes and named files."""
+
+    task: str
+    text: str
+    quotes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    start: int = 0
+    lead: str = ""
+
+
+def _kind(name: str, input_types: dict[str, str | None]) -> str | None:
+    return input_types[name] if name in input_types else file_kind(name)
+
+
+def _named_inputs(text: str, input_types: dict[str, str | None]) -> list[str]:
+    """Declared inputs named in ``text`` as whole words ("a.wav" does not match "data.wav")."""
+    return [
+        name
+        for name in input_types
+        if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE)
+    ]
+
+
+def link(steps: list[StepText], request: str, input_types: dict[str, str | None]) -> list[Subtask]:
+    """The steps as ``Subtask``s with bound arguments, references and options."""
+    mentions = [(m.start(), m.group(1)) for m in FILE.finditer(request)]
+    mentions += [
+        (m.start(), name)
+        for name in input_types
+        for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", request, re.IGNORECASE)
+    ]
+    mentions.sort()
+    out: list[Subtask] = []
+    for step in steps:
+        own = list(dict.fromkeys([*step.files, *_named_inputs(step.text, input_types)]))
+        quotes = list(step.quotes)
+        args: dict[str, object] = {}
+        for position, (role, kind) in enumerate(TASKS[step.task].roles):
+            if kind in ("image", "audio"):
+                args[role] = _media(kind, step, own, out, mentions, input_types)
+            elif position == 0 or (role == "text" and not args):
+                asks = any(r == "question" for r, _ in TASKS[step.task].roles)
+                args[role] = _first_text(
+                    step, own, quotes, out, input_types, mentions, files_first=asks
+                )
+            else:
+                args[role] = quotes.pop(0) if quotes else step.text
+        _options(step, args)
+        deps = sorted(
+            {v[1:-1] for v in args.values() if isinstance(v, str) and v.startswith("<node-")},
+            key=lambda d: int(d.split("-")[1]),
+        )
+        out.append(
+            Subtask(
+                id=f"node-{len(out)}",
+                task=step.task,
+                args=args,
+                deps=deps,
+                description=step.text,
+            )
+        )
+    return out
+
+
+def _media(
+    kind: str,
+    step: StepText,
+    own: list[str],
+    done: list[Subtask],
+    mentions: list[tuple[int, str]],
+    input_types: dict[str, str | None],
+) -> str:
+    for name in own:
+        if _kind(name, input_types) == kind:
+            return name
+    # A single named file of the wrong kind still fills the role, so the validator can say
+    # exactly what is wrong with it ("transcribe photo.jpg").
+    if len(own) == 1 and not any(TASKS[s.task].output == kind for s in done):
+        return own[0]
+    for prev in reversed(done):
+        if TASKS[prev.task].output == kind and TASKS[prev.task].links_onward:
+            return f"<{prev.id}>"
+    before = [n for pos, n in mentions if pos < step.start and _kind(n, input_types) == kind]
+    anywhere = [n for _, n in mentions if _kind(n, input_types) == kind]
+    declared = [n for n, k in input_types.items() if k == kind]
+    for pool in (before[::-1], anywhere, declared):
+        if pool:
+            return pool[0]
+    return ""
+
+
+def _first_text(
+    step: StepText,
+    own: list[str],
+    quotes: list[str],
+    done: list[Subtask],
+    input_types: dict[str, str | None],
+    mentions: list[tuple[int, str]],
+    files_first: bool = False,
+) -> str:
+    """The main text; ``files_first`` when a quote is more likely the question asked."""
+    texts_named = [n for n in own if _kind(n, input_types) == "text"]
+    if files_first and texts_named:
+        return texts_named[0]
+    if quotes:
+        return quotes.pop(0)
+    if texts_named:
+        return texts_named[0]
+    fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
+    if not fresh:
+        for prev in reversed(done):
+            if can_feed(prev.task, step.task) and TASKS[prev.task].output == "text":
+                return f"<{prev.id}>"
+    if step.task in GENERATIVE:
+        return step.text  # "write a poem about autumn": the words are the prompt
+    before = [n for pos, n in mentions if pos < step.start and _kind(n, input_types) == "text"]
+    texts = [*before[::-1], *(n for n, k in input_types.items() if k == "text")]
+    return texts[0] if texts else step.text
+
+
+def _options(step: StepText, args: dict[str, object]) -> None:
+    """Options the tools take beyond TaskBench's arguments: length, language, labels."""
+    if step.task == "summarization" and (m := _HOW.search(step.text)):
+        args["instruction"] = m.group(1)
+    if step.task == "translation" and (language := target_language(step.text)):
+        args["target_language"] = language
+    if step.task == "zero-shot-classification":
+        parts = _LABELS_AFTER.split(step.text, maxsplit=1)
+        if len(parts) == 2:
+            labels = [w.strip(" .?!") for w in re.split(r",|\bor\b|\band\b", parts[1])]
+            args["labels"] = [w for w in labels if w]

@@ -1,0 +1,181 @@
+"""Which task each clause asks for: a softmax classifier over MiniLM vectors of the clause.
+
+The request is encoded once by the pack's all-MiniLM-L6-v2; a clause's vector is the mean of
+its tokens' vectors (so "convert it into audio" is read in the context of what "it" is),
+and one forward pass serves every clause, which keeps planning within milliseconds. The
+classifier is a single linear layer over that vector, the request's vector and hashed
+words of the clause ((384 + 384 + 2048) x K, plus a bias), trained by
+``python -m graph_agent.evals.train_planner`` on clauses of TaskBench's train split aligned
+to their gold steps, on TaskBench's step descriptions and on the vocabulary's synonyms; it
+has a ``none`` class for clauses that ask for nothing ("I have a photo of my cat"). It
+learns what words mean for tasks, never which plan a training request had.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import threading
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from graph_agent.planning.clauses import FILE
+from graph_agent.planning.vocabulary import TASKS
+
+NONE = "none"
+#: Output classes, in weight-matrix column order.
+LABELS: tuple[str, ...] = (*TASKS, NONE)
+WEIGHTS = Path(__file__).with_name("data") / "task_detector.npz"
+ENCODER_DIR_NAME = "all-minilm-l6-v2"
+#: MiniLM's position table has 512 entries; longer requests are encoded clause by clause.
+_MAX_TOKENS = 512
+
+
+class DetectorUnavailableError(RuntimeError):
+    """The embedding model or the trained weights are missing."""
+
+
+class Encoder:
+    """MiniLM token vectors, pooled over character spans of one text."""
+
+    def __init__(self, model_dir: str | Path) -> None:
+        self.path = Path(model_dir)
+        if not (self.path / "config.json").is_file():
+            raise DetectorUnavailableError(
+                f"The embedding model is not installed at {self.path}. "
+                "Run `graph-agent models install` first."
+            )
+        from transformers import AutoModel, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+        self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True).eval()
+        self._lock = threading.Lock()
+
+    def span_vectors(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """One unit vector per ``(start, end)`` span: the mean of the tokens inside it."""
+        import torch
+
+        enc = self.tokenizer(
+            text, return_offsets_mapping=True, return_tensors="pt", truncation=False
+        )
+        if enc["input_ids"].shape[1] > _MAX_TOKENS:
+            return np.vstack([self.span_vectors(text[s:e], [(0, e - s)]) for s, e in spans])
+        offsets = enc.pop("offset_mapping")[0].numpy()
+        with self._lock, torch.inference_mode():
+            hidden = self.model(**enc).last_hidden_state[0].numpy()
+        out = np.zeros((len(spans), hidden.shape[1]), dtype=np.float32)
+        real = offsets[:, 1] > offsets[:, 0]  # drops [CLS], [SEP]
+        for i, (s, e) in enumerate(spans):
+            inside = real & (offsets[:, 0] < e) & (offsets[:, 1] > s)
+            vec = hidden[inside].mean(0) if inside.any() else hidden[real].mean(0)
+            out[i] = vec / (np.linalg.norm(vec) + 1e-9)
+        return out
+
+
+@functools.lru_cache(maxsize=2)
+def encoder(models_dir: str) -> Encoder:
+    """The encoder for a models directory, loaded once per process."""
+    return Encoder(Path(models_dir) / ENCODER_DIR_NAME)
+
+
+#: Hashed word and word-pair buckets of the clause's own words (see ``lexical``).
+LEXICAL_DIM = 2048
+_WORD = re.compile(r"[a-z]+")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def lexical(text: str) -> np.ndarray:
+    """A unit vector of hashed (crudely stemmed) words and word pairs of ``text``.
+
+    Pooled MiniLM vectors blur a clause's key verb into its context; these buckets keep
+    "segment", "depth" or "transcribe" sharp. Hashing is stable (crc32), so the same text
+    always gives the same vector.
+    """
+    vec = np.zeros(LEXICAL_DIM, dtype=np.float32)
+    words = [_stem(w) for w in _WORD.findall(text.lower())]
+    for gram in [*words, *(f"{a}_{b}" for a, b in itertools.pairwise(words))]:
+        vec[zlib.crc32(gram.encode()) % LEXICAL_DIM] += 1.0
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm else vec
+
+
+def features(vectors: np.ndarray, context: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+    """Classifier input: the clause vector, the request's vector (context), the clause words."""
+    return np.hstack(
+        [
+            vectors,
+            np.broadcast_to(context, vectors.shape) * 0.5,
+            np.vstack([lexical(t) for t in texts]),
+        ]
+    ).astype(np.float32)
+
+
+def neutral_files(text: str) -> str:
+    """``text`` with every file name replaced by "file" (same length, so spans still hold).
+
+    The detector reads what the words ask, not what kind of file is named: "what is in
+    clip.wav" stays an image question, and the validator then says the input is audio,
+    instead of the planner silently re-reading the request as something else.
+    """
+    return FILE.sub(
+        lambda m: "file".ljust(len(m.group(0))) if len(m.group(0)) >= 4 else m.group(0), text
+    )
+
+
+def clause_features(enc: Encoder, request: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Features of each span of ``request``: the one function training and planning share."""
+    text = neutral_files(request)
+    vecs = enc.span_vectors(text, [*spans, (0, len(text))])
+    return features(vecs[:-1], vecs[-1], [text[s:e] for s, e in spans])
+
+
+@functools.lru_cache(maxsize=4)
+def load_weights(path: str = str(WEIGHTS)) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """``(W, b, labels)`` from the trained ``.npz``, cached for the process.
+
+    ``b`` already includes the ``none`` offset chosen at training time.
+    """
+    if not Path(path).is_file():
+        raise DetectorUnavailableError(
+            f"No trained task detector at {path}; run `python -m graph_agent.evals.train_planner`."
+        )
+    data = np.load(path, allow_pickle=False)
+    labels = tuple(str(x) for x in data["labels"])
+    b = data["b"].astype(np.float32)
+    b[labels.index(NONE)] += float(data["none_bias"]) if "none_bias" in data else 0.0
+    return data["W"].astype(np.float32), b, labels
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class TaskDetector:
+    """Probabilities over ``labels`` for every clause of a request."""
+
+    def __init__(self, models_dir: str | Path, weights: str | Path = WEIGHTS) -> None:
+        self.encoder = encoder(str(Path(models_dir).expanduser()))
+        self.W, self.b, self.labels = load_weights(str(weights))
+
+    def encode(self, request: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """Features of each span of ``request`` (what the classifier reads)."""
+        return clause_features(self.encoder, request, spans)
+
+    def probabilities(self, request: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        """Rows: clauses; columns: ``self.labels``."""
+        if not spans:
+            return np.zeros((0, len(self.labels)), dtype=np.float32)
+        return softmax(self.encode(request, spans) @ self.W + self.b)

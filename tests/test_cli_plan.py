@@ -1,0 +1,146 @@
+"""``graph-agent plan``: one request in three formats, and the batch interface."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graph_agent.cli import EXIT_OK, EXIT_USAGE, main
+
+
+@pytest.fixture
+def wav(tmp_path):
+    import numpy as np
+    import soundfile as sf
+
+    path = tmp_path / "meeting.wav"
+    sf.write(path, np.zeros(1600, dtype="float32"), 16000)
+    return path
+
+
+def _json(capsys) -> object:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_native_json(capsys, wav):
+    code = main(["plan", "transcribe meeting.wav and summarize it", "-i", str(wav), "--json"])
+    assert code == EXIT_OK
+    plan = _json(capsys)
+    assert [s["task"] for s in plan["subtasks"]] == [
+        "automatic-speech-recognition",
+        "summarization",
+    ]
+    assert plan["subtasks"][1]["deps"] == ["node-0"]
+    assert plan["repairs"] == [] and plan["subtasks"][0]["constraints"] == {}
+
+
+def test_taskbench_format(capsys, wav):
+    args = ["plan", "transcribe meeting.wav and summarize it", "-i", str(wav)]
+    assert main([*args, "--format", "taskbench"]) == EXIT_OK
+    record = _json(capsys)
+    assert record["task_nodes"] == [
+        {"task": "Automatic Speech Recognition", "arguments": ["meeting.wav"]},
+        {"task": "Summarization", "arguments": ["<node-0>"]},
+    ]
+    assert record["task_links"] == [
+        {"source": "Automatic Speech Recognition", "target": "Summarization"}
+    ]
+    assert len(record["task_steps"]) == 2
+
+
+def test_hugginggpt_format(capsys, wav):
+    args = ["plan", "transcribe meeting.wav and summarize it", "-i", str(wav)]
+    assert main([*args, "--format", "hugginggpt", "--json"]) == EXIT_OK
+    tasks = _json(capsys)
+    assert tasks[1] == {
+        "id": 1,
+        "task": "summarization",
+        "dep": [0],
+        "args": {"text": "<GENERATED>-0"},
+    }
+
+
+def test_human_readable_without_json(capsys, wav):
+    assert main(["plan", "transcribe meeting.wav", "-i", str(wav)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith('node-0  automatic-speech-recognition  {"audio": "meeting.wav"}')
+
+
+def test_invalid_plan_is_a_usage_error(capsys, wav):
+    code = main(["plan", "what is in meeting.wav", "-i", str(wav)])
+    captured = capsys.readouterr()
+    assert code == EXIT_USAGE and captured.out == ""
+    assert "needs image, but 'meeting.wav' is audio" in captured.err
+
+
+def test_empty_request_is_a_usage_error(capsys):
+    assert main(["plan", "  "]) == EXIT_USAGE
+    assert "request is empty" in capsys.readouterr().err
+
+
+def test_batch(capsys, tmp_path):
+    batch = tmp_path / "requests.jsonl"
+    lines = [
+        {"id": "a", "request": "Transcribe 'example.wav' and then summarize it."},
+        {"id": "b", "request": "Detect the objects in example.jpg, then read it aloud."},
+        {"id": "c", "request": ""},
+        {"id": 4, "request": "fly me to Rome"},
+        {"id": "e", "request": "transcribe example.jpg"},
+        {"id": "f"},
+    ]
+    batch.write_text(
+        "\n".join([*map(json.dumps, lines[:3]), "not json", "", *map(json.dumps, lines[3:])]) + "\n"
+    )
+    assert main(["plan", "--batch", str(batch)]) == EXIT_OK
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in rows] == ["a", "b", "c", None, 4, "e", "f"]
+    a, b, c, bad_json, rome, wrong_kind, no_request = rows
+    assert set(a) == {"id", "task_nodes", "task_links", "task_steps"}
+    assert a["task_nodes"] == [
+        {"task": "Automatic Speech Recognition", "arguments": ["example.wav"]},
+        {"task": "Summarization", "arguments": ["<node-0>"]},
+    ]
+    assert a["task_links"] == [
+        {"source": "Automatic Speech Recognition", "target": "Summarization"}
+    ]
+    assert b["task_nodes"][0]["arguments"] == ["example.jpg"]
+    for row, words in [
+        (c, "empty"),
+        (bad_json, "line 4: not JSON"),
+        (rome, "Could not find a task"),
+        (wrong_kind, "needs audio, but 'example.jpg' is an image"),
+        (no_request, 'no "request" string'),
+    ]:
+        assert row["task_nodes"] == row["task_links"] == row["task_steps"] == []
+        assert words in row["error"], row
+
+
+def test_batch_survives_a_planner_crash(capsys, tmp_path, monkeypatch):
+    import graph_agent.planning.offline as offline
+
+    def boom(request, input_types):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(offline, "plan_offline", boom)
+    batch = tmp_path / "b.jsonl"
+    batch.write_text(json.dumps({"id": 1, "request": "transcribe x.wav"}) + "\n")
+    assert main(["plan", "--batch", str(batch)]) == EXIT_OK
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["error"] == "planner failed: RuntimeError: kaboom"
+
+
+def test_batch_file_names_are_inputs_by_suffix_not_files():
+    from graph_agent.cli.run import inputs_named_in
+
+    found = inputs_named_in("Compare 'example.jpg', notes.txt and clip.wav; see v1.2 or e.g.")
+    assert found == {"example.jpg": "image", "notes.txt": "text", "clip.wav": "audio"}
+
+
+def test_batch_usage_errors(capsys, tmp_path):
+    assert main(["plan", "--batch", str(tmp_path / "missing.jsonl")]) == EXIT_USAGE
+    assert "Cannot read the batch file" in capsys.readouterr().err
+    batch = tmp_path / "b.jsonl"
+    batch.write_text("")
+    assert main(["plan", "--batch", str(batch), "--format", "hugginggpt"]) == EXIT_USAGE
+    assert main(["plan", "summarize x", "--batch", str(batch)]) == EXIT_USAGE
