@@ -210,7 +210,9 @@ def score_file(predictions: Path, data: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--planner", required=True, help="chat model spec, e.g. hf:<dir>")
+    parser.add_argument(
+        "--planner", help="chat model spec, e.g. hf:<dir> (required unless --score-only)"
+    )
     parser.add_argument("--n", type=int, default=50, help="records to score (default 50)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="taskbench_hf dir")
     parser.add_argument(
@@ -230,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.score_only:
         return score_file(args.score_only, args.data)
+    if not args.planner:
+        parser.error("--planner is required (e.g. hf:<model dir>) unless --score-only is given")
 
     records = load(args.data, args.n, args.split)
     score, metrics_from = _metrics()

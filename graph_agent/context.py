@@ -52,7 +52,10 @@ class Context:
 
     planner: str = field(
         default_factory=_from_env("planner", lambda: "offline"),
-        metadata={"description": "'offline' (the only planner so far)."},
+        metadata={
+            "description": "'offline' (no LLM), or a chat model: 'hf:<local dir>', "
+            "'openai:<model>', 'openai-compatible:<model>@<base_url>'."
+        },
     )
     approve_plan: bool = field(
         default_factory=_from_env("approve_plan", lambda: False, _bool),
