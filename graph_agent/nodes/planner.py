@@ -39,7 +39,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         types = input_types(dict(state.get("inputs") or {}))
         llm: dict[str, Any] = {}
         if ctx.planner == "offline":
-            plan_ = validate(plan_offline(state.get("request", ""), types), types)
+            plan_ = validate(plan_offline(state.get("request", ""), types, ctx.models_dir), types)
         else:
             # make_chat_model caches per spec: the model loads once per process, not per run.
             result = plan_with_llm_result(

@@ -153,8 +153,14 @@ def plan_offline(
             prev.files += clause.files
     steps = _add_translations(steps)
     if not steps:
+        hint = ""
+        if detector(models_dir) is None:  # only keyword matching was possible
+            hint = (
+                " The task detector's embedding model is not installed, so only keywords"
+                " were matched: run `graph-agent models install`."
+            )
         raise RequestError(
             "Could not find a task in the request. Name what to do, e.g. transcribe, "
-            "summarize, translate, classify an image, detect objects, read aloud."
+            "summarize, translate, classify an image, detect objects, read aloud." + hint
         )
     return Plan(subtasks=link(steps, request, dict(input_types)))
