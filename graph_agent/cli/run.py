@@ -268,10 +268,8 @@ def _plan_line(number: int, line: str) -> dict[str, Any]:
     return {"id": record.get("id"), **_EMPTY_TASKBENCH, "error": error}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="plan, select models, run and report")
-    run.add_argument("request", nargs="?", default="", help="what to do, in plain language")
-    run.add_argument(
+def _add_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--input",
         "-i",
         action="append",
@@ -279,6 +277,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=PATH",
         help="an input file; NAME is how the request refers to it",
     )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="plan, select models, run and report")
+    run.add_argument("request", nargs="?", default="", help="what to do, in plain language")
+    _add_input(run)
     run.add_argument("--thread-id", help="resume or continue this checkpointed run")
     run.add_argument("--constraints", help='JSON, e.g. {"licenses": ["apache-2.0"]}')
     run.add_argument("--planner")
@@ -297,14 +301,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Plan a request and print the validated plan; nothing runs.",
     )
     plan.add_argument("request", nargs="?", default="", help="what to do, in plain language")
-    plan.add_argument(
-        "--input",
-        "-i",
-        action="append",
-        default=[],
-        metavar="NAME=PATH",
-        help="an input file; NAME is how the request refers to it",
-    )
+    _add_input(plan)
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument(
         "--format",
