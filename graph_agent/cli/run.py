@@ -86,6 +86,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = {"configurable": {"thread_id": thread_id}}
     graph, conn = _open_graph(ctx)
     try:
+        if payload is None and not graph.get_state(config).values:
+            raise UsageError(f"There is no run with thread id {thread_id!r} to resume.")
         console.print(f"[dim]thread {thread_id}[/dim]")
         while True:
             with console.status("working...") as status:
@@ -279,11 +281,22 @@ def _add_input(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue a checkpointed run (after a crash, a kill or an approval pause)."""
+    args.request, args.input, args.constraints = "", [], None
+    return cmd_run(args)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="plan, select models, run and report")
     run.add_argument("request", nargs="?", default="", help="what to do, in plain language")
     _add_input(run)
-    run.add_argument("--thread-id", help="resume or continue this checkpointed run")
+    run.add_argument(
+        "--thread",
+        "--thread-id",
+        dest="thread_id",
+        help="name the run's thread; with no request, resume it",
+    )
     run.add_argument("--constraints", help='JSON, e.g. {"licenses": ["apache-2.0"]}')
     run.add_argument("--planner")
     run.add_argument("--models-dir")
@@ -294,6 +307,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--yes", action="store_true", help="approve the plan without asking")
     run.add_argument("--json", action="store_true", help="print answer, outputs, report as JSON")
     run.set_defaults(func=cmd_run)
+
+    resume = sub.add_parser("resume", help="continue a checkpointed run by its thread id")
+    resume.add_argument("thread_id", metavar="THREAD_ID")
+    for flag in ("--planner", "--models-dir", "--artifacts-dir"):
+        resume.add_argument(flag)
+    resume.add_argument("--max-retries", type=int)
+    resume.add_argument("--max-replans", type=int)
+    resume.add_argument("--yes", action="store_true", help="approve a pending plan")
+    resume.add_argument("--json", action="store_true", help="print answer, outputs, report as JSON")
+    resume.set_defaults(func=cmd_resume, approve_plan=False)
 
     plan = sub.add_parser(
         "plan",
