@@ -15,4 +15,11 @@ def build_graph(checkpointer=None, **compile_kwargs):
     return _build(checkpointer, **compile_kwargs)
 
 
-__all__ = ["Context", "build_graph"]
+def as_tool(graph=None, **kwargs):
+    """See :func:`graph_agent.embedding.as_tool`: graph-agent as a LangChain tool."""
+    from graph_agent.embedding import as_tool as _as_tool
+
+    return _as_tool(graph, **kwargs)
+
+
+__all__ = ["Context", "as_tool", "build_graph"]

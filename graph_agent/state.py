@@ -5,7 +5,7 @@ Large outputs never live here: images and audio are artifact paths (see ``tools.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
@@ -37,12 +37,19 @@ def append(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
     return [*(left or []), *right]
 
 
-class InputState(TypedDict):
-    """What callers send: the public contract in DESIGN.md."""
-
+class _Request(TypedDict):
     request: str
-    inputs: NotRequired[dict[str, str]]
-    constraints: NotRequired[dict[str, Any]]
+
+
+class InputState(_Request, total=False):
+    """What callers send: the public contract in DESIGN.md. Only ``request`` is required.
+
+    Optional keys are declared with ``total=False`` rather than ``NotRequired`` because
+    schema converters (``Runnable.as_tool``, the server's JSON schema) honour it reliably.
+    """
+
+    inputs: dict[str, str]
+    constraints: dict[str, Any]
 
 
 class OutputState(TypedDict, total=False):
