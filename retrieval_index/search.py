@@ -29,34 +29,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from graph_agent.retrieval_index.cards import Benchmark, ModelCard
+from graph_agent.retrieval_index.cards import LANGUAGE_NAMES, Benchmark, ModelCard
 from graph_agent.retrieval_index.index import CardIndex
 
 POPULARITY_WEIGHT = 0.1
 SIZE_PRIOR_PER_DECADE = 0.2
 
 
-_LANGUAGE_WORDS = {
-    "english": "en",
-    "german": "de",
-    "french": "fr",
-    "spanish": "es",
-    "chinese": "zh",
-    "mandarin": "zh",
-    "japanese": "ja",
-    "italian": "it",
-    "russian": "ru",
-    "korean": "ko",
-    "portuguese": "pt",
-    "dutch": "nl",
-    "arabic": "ar",
-    "hindi": "hi",
-    "turkish": "tr",
-    "vietnamese": "vi",
-    "persian": "fa",
-    "polish": "pl",
-    "swedish": "sv",
-}
+#: Language names (not the 3-letter codes, which collide with ordinary words) -> ISO codes,
+#: from the card schema's own table, so cards and queries agree on what a language is.
+_LANGUAGE_WORDS = {name: code for name, code in LANGUAGE_NAMES.items() if len(name) > 3}
 LANGUAGE_WEIGHT = 0.1
 DIRECTION_WEIGHT = 0.1
 
