@@ -21,7 +21,9 @@ class EmbedderMissingError(RuntimeError):
 
 
 @functools.lru_cache(maxsize=2)
-def _load(path: str):
+def load_sentence_transformer(path: str):
+    """The sentence-transformers model at ``path``, loaded once per process and shared (the
+    planner's task detector reuses its transformer and tokenizer)."""
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(path, device="cpu", local_files_only=True, trust_remote_code=False)
@@ -46,7 +48,7 @@ class Embedder:
 
     def encode(self, texts: list[str], progress: bool = False, batch_size: int = 64) -> np.ndarray:
         """Unit vectors, one row per text (float32, C-contiguous, ready for FAISS)."""
-        model = _load(str(self.path))
+        model = load_sentence_transformer(str(self.path))
         t0 = time.perf_counter()
         vecs = model.encode(
             texts,

@@ -49,10 +49,12 @@ class Encoder:
                 f"The embedding model is not installed at {self.path}. "
                 "Run `graph-agent models install` first."
             )
-        from transformers import AutoModel, AutoTokenizer
+        from graph_agent.retrieval_index.embedder import load_sentence_transformer
 
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
-        self.model = AutoModel.from_pretrained(str(self.path), local_files_only=True).eval()
+        # The same loaded MiniLM the card index uses: one copy in memory, not two.
+        transformer = load_sentence_transformer(str(self.path))[0]
+        self.tokenizer = transformer.tokenizer
+        self.model = transformer.auto_model.eval()
         self._lock = threading.Lock()
 
     def span_vectors(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
