@@ -155,3 +155,30 @@ def test_output_language_becomes_a_translation_step():
         ("summarization", {"text": "notes.txt"}),
         ("translation", {"text": "<node-0>", "target_language": "French"}),
     ]
+
+
+def test_a_comparison_of_an_earlier_result_with_a_quote_reads_that_result_first():
+    plan = plan_offline(
+        "Transcribe example.wav, then compare the transcript with 'I need help with my homework.'",
+        {},
+    )
+    assert [(s.task, s.args) for s in plan.subtasks][1] == (
+        "sentence-similarity",
+        {"text": "<node-0>", "other": "I need help with my homework."},
+    )
+    # Two quotes and no earlier text: both quotes are compared.
+    plan = plan_offline("How similar are 'a red car' and 'a crimson automobile'?", {})
+    assert [s.args for s in plan.subtasks] == [
+        {"text": "a red car", "other": "a crimson automobile"}
+    ]
+
+
+def test_a_step_said_twice_on_the_same_input_runs_once():
+    plan = plan_offline(
+        "Summarize example.txt and read the summary aloud. Oh, and summarize example.txt.",
+        {},
+    )
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("summarization", {"text": "example.txt"}),
+        ("text-to-speech", {"text": "<node-0>"}),
+    ]

@@ -12,7 +12,12 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   the result") unless the clause opens a fresh branch ("also ...") and brings its own
   words; else a text file named earlier or given as an input; else the clause itself
   (its words are the text to work on);
-* further text roles (a question, a second text): a quote, else the clause.
+* further text roles (a question, a second text): a quote, else the clause. A comparison
+  that points back ("how close is the summary to 'X'") reads the earlier output first and
+  the quote second.
+
+A step with the same task and arguments as an earlier one (a request that restates a step)
+is dropped: later steps read the earlier one's output.
 
 A reference is written ``<node-j>``; ``deps`` are the steps referenced. References only
 point backwards, so every plan is acyclic.
@@ -88,6 +93,9 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
         for position, (role, kind) in enumerate(TASKS[step.task].roles):
             if kind in ("image", "audio"):
                 args[role] = _media(kind, step, own, out, mentions, input_types)
+            elif position == 0 and _compares_earlier(step, quotes, out):
+                # "compare the summary with 'X'": the earlier output first, the quote second.
+                args[role] = _latest_text(step, out)
             elif position == 0 or (role == "text" and not args):
                 asks = any(r == "question" for r, _ in TASKS[step.task].roles)
                 args[role] = _first_text(
@@ -96,6 +104,10 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
             else:
                 args[role] = quotes.pop(0) if quotes else step.text
         _options(step, args)
+        if any(prev.task == step.task and prev.args == args for prev in out):
+            # The same task on the same arguments again (a request that restates a step):
+            # one run gives the output both mentions mean; later steps read that one.
+            continue
         deps = sorted(
             {v[1:-1] for v in args.values() if isinstance(v, str) and v.startswith("<node-")},
             key=lambda d: int(d.split("-")[1]),
@@ -110,6 +122,25 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
             )
         )
     return out
+
+
+def _compares_earlier(step: StepText, quotes: list[str], done: list[Subtask]) -> bool:
+    """A comparison of an earlier result with at most one quote ("how close is it to 'X'")."""
+    two_texts = [k for _, k in TASKS[step.task].roles].count("text") == 2
+    return (
+        two_texts
+        and len(quotes) <= 1
+        and bool(_BACK.search(step.text))
+        and _latest_text(step, done) is not None
+    )
+
+
+def _latest_text(step: StepText, done: list[Subtask]) -> str | None:
+    """A reference to the latest earlier step whose text output ``step`` can read."""
+    for prev in reversed(done):
+        if can_feed(prev.task, step.task) and TASKS[prev.task].output == "text":
+            return f"<{prev.id}>"
+    return None
 
 
 def _media(
@@ -157,10 +188,8 @@ def _first_text(
     if texts_named:
         return texts_named[0]
     fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
-    if not fresh:
-        for prev in reversed(done):
-            if can_feed(prev.task, step.task) and TASKS[prev.task].output == "text":
-                return f"<{prev.id}>"
+    if not fresh and (earlier := _latest_text(step, done)) is not None:
+        return earlier
     if step.task in GENERATIVE:
         return step.text  # "write a poem about autumn": the words are the prompt
     before = [n for pos, n in mentions if pos < step.start and _kind(n, input_types) == "text"]
