@@ -115,3 +115,36 @@ class Context:
             "(the template answers when it fails or the planner is 'offline')."
         },
     )
+    inference_endpoint: str = field(
+        default_factory=_from_env("inference_endpoint", lambda: ""),
+        metadata={
+            "description": "Where remote models run (hybrid mode; empty: everything runs "
+            "locally): '<model id>=<URL>' pairs, comma-separated, or a JSON object, for "
+            "TGI/TEI/Inference Endpoint deployments of those models; or a URL with {model} "
+            "for a router that serves any model by id. The token comes from HF_TOKEN "
+            "(or GRAPH_AGENT_INFERENCE_TOKEN), never from here."
+        },
+    )
+    inference_provider: str = field(
+        default_factory=_from_env("inference_provider", lambda: ""),
+        metadata={
+            "description": "An Inference Provider ('auto', 'hf-inference', 'together', ...) "
+            "for models no endpoint serves; it is reached through the Hugging Face Hub, so "
+            "it is not used with HF_HUB_OFFLINE=1. Empty: no provider."
+        },
+    )
+    inference_timeout_s: float = field(
+        default_factory=_from_env("inference_timeout_s", lambda: 60, float),
+        metadata={
+            "description": "Seconds a remote endpoint may take to answer one request before "
+            "the attempt fails as timed out; 0 means no limit."
+        },
+    )
+    remote_min_params_m: float = field(
+        default_factory=_from_env("remote_min_params_m", lambda: 1000, float),
+        metadata={
+            "description": "Hybrid rule: a model that can run both here and remotely runs "
+            "remotely from this many million parameters up, locally below (0: remote "
+            "whenever an endpoint serves it)."
+        },
+    )

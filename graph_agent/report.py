@@ -15,6 +15,7 @@ from typing import Any
 
 from graph_agent.progress import blocked_steps
 from graph_agent.state import State
+from graph_agent.tools.pipeline_cache import PIPELINES
 from graph_agent.tools.results import ToolResult
 
 #: How each task's output is introduced in the template answer.
@@ -104,12 +105,18 @@ def _planner_info(decisions: list[dict[str, Any]], planner: str) -> dict[str, An
     return info
 
 
-def _tries(verdicts: list[dict[str, Any]], result: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _tries(
+    verdicts: list[dict[str, Any]],
+    result: dict[str, Any] | None,
+    candidates: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     """Every attempt at a step, in order, with the model, the time and the critic's verdict.
 
     The critic records one verdict per attempt (``replan`` says which plan of the run it
     belonged to; attempts count from 1 again after a re-plan). The final attempt's time also
     lives in the result, which covers verdicts recorded before the critic stored times.
+    In hybrid mode each try also says where it ran (``runs``, and the ``endpoint`` of a
+    remote one), from the selection's candidate of that model.
     """
     tries = []
     ordered = sorted(verdicts, key=lambda d: (d.get("replan") or 0, d.get("attempt") or 0))
@@ -149,6 +156,13 @@ def _tries(verdicts: list[dict[str, Any]], result: dict[str, Any] | None) -> lis
             tries.append(last)
         if last["seconds"] is None:
             last["seconds"] = result.get("seconds")
+    placed = {c["id"]: c for c in candidates or [] if "runs" in c}
+    for t in tries:
+        c = placed.get(t["model"])
+        if c is not None:
+            t["runs"] = c["runs"]
+            if c.get("endpoint"):
+                t["endpoint"] = c["endpoint"]
     return tries
 
 
@@ -188,12 +202,16 @@ def _step_entry(
         "status": statuses[step["id"]],
         "candidates": [c["id"] for c in candidates],
         "candidates_considered": [
-            {k: c.get(k) for k in ("id", "score", "relevance", "why")} for c in candidates
+            {
+                **{k: c.get(k) for k in ("id", "score", "relevance", "why")},
+                **{k: c[k] for k in ("runs", "endpoint") if c.get(k)},  # hybrid mode only
+            }
+            for c in candidates
         ],
         "ruled_out": selection.get("rejected") or {},
         "reason": selection.get("reason"),
         "verdicts": verdicts,
-        "tries": _tries(verdicts, result),
+        "tries": _tries(verdicts, result, candidates),
     }
     changes = [
         f"re-plan {r.get('replan')}: {r['changes'][step['id']]}"
@@ -210,6 +228,10 @@ def _step_entry(
             seconds=result.get("seconds"),
             attempts=result.get("attempt"),
         )
+        if result.get("runs"):  # hybrid mode: where the final attempt ran
+            entry["runs"] = result["runs"]
+            if result.get("endpoint"):
+                entry["endpoint"] = result["endpoint"]
         if result.get("status") == "ok":
             out = result["result"]
             entry["output"] = out
@@ -265,6 +287,8 @@ def build_report(state: State, planner: str = "offline") -> dict[str, Any]:
         },
         "failures": [s["id"] for s in steps if s["status"] != "ok"],
         "decisions": decisions,
+        # The warm model cache of the process that ran this (counters since it started).
+        "cache": PIPELINES.stats(),
     }
 
 
@@ -437,11 +461,14 @@ def _step_section(s: dict[str, Any], base_dir: str | Path | None) -> list[str]:
             "",
         ]
     chosen = (s.get("candidates") or [None])[0]
-    lines.append(f"- **Chosen model:** `{chosen}`" if chosen else "- **Chosen model:** none")
+    first = (s.get("candidates_considered") or [{}])[0]
+    lines.append(
+        f"- **Chosen model:** `{chosen}`{_where(first)}" if chosen else "- **Chosen model:** none"
+    )
     lines.append(f"- **Why:** {_cell(s.get('reason'), 1000)}")
     if s.get("model") and s["model"] != chosen:
         verb = "Produced the output" if s["status"] == "ok" else "Last tried"
-        lines.append(f"- **{verb}:** `{s['model']}` (attempt {s.get('attempts')})")
+        lines.append(f"- **{verb}:** `{s['model']}`{_where(s)} (attempt {s.get('attempts')})")
     lines.append("")
     considered = s.get("candidates_considered") or []
     if considered:
@@ -455,7 +482,8 @@ def _step_section(s: dict[str, Any], base_dir: str | Path | None) -> list[str]:
             score = "-" if c.get("score") is None else f"{c['score']:.3f}"
             rel = "-" if c.get("relevance") is None else f"{c['relevance']:.3f}"
             why = _cell(c.get("why"))
-            lines.append(f"| {rank} | `{_cell(c['id'])}` | {score} | {rel} | {why} |")
+            runs = f" ({c['runs']})" if c.get("runs") else ""
+            lines.append(f"| {rank} | `{_cell(c['id'])}`{runs} | {score} | {rel} | {why} |")
         lines.append("")
     else:
         lines += ["**Candidates considered:** none were allowed.", ""]
@@ -486,6 +514,8 @@ def _step_section(s: dict[str, Any], base_dir: str | Path | None) -> list[str]:
             model = str(t.get("model") or "no model")
             if t.get("task") and t["task"] != s["task"]:  # tried as another task before a re-plan
                 model += f" ({t['task']})"
+            if t.get("runs") == "remote":
+                model += f" (remote: {t.get('endpoint') or '?'})"
             lines.append(
                 f"{plan}| {t.get('attempt')} | `{_cell(model)}` | {_seconds(t.get('seconds'))} "
                 f"| {_cell(t.get('verdict'))} | {_cell('; '.join(t.get('problems') or []))} "
@@ -498,6 +528,13 @@ def _step_section(s: dict[str, Any], base_dir: str | Path | None) -> list[str]:
     elif s.get("problems"):
         lines += ["**Failed:** " + _cell("; ".join(s["problems"]), 1000), ""]
     return lines
+
+
+def _where(item: dict[str, Any]) -> str:
+    """Where a candidate or attempt ran, in hybrid mode: ' (remote at URL)', ' (local)', ''."""
+    if item.get("runs") == "remote":
+        return f" (remote at `{item.get('endpoint') or '?'}`)"
+    return " (local)" if item.get("runs") == "local" else ""
 
 
 #: How a check's verdict shows in the attempts table.
@@ -550,7 +587,7 @@ def _failure_lines(report: dict[str, Any]) -> list[str]:
             continue
         tries = s.get("tries") or []
         tried = "; ".join(
-            f"attempt {t.get('attempt')} with `{t.get('model')}`: {t.get('verdict')} "
+            f"attempt {t.get('attempt')} with `{t.get('model')}`{_where(t)}: {t.get('verdict')} "
             f"({'; '.join(t.get('problems') or []) or 'no problem recorded'})"
             for t in tries
         )
@@ -587,6 +624,13 @@ def _timing_lines(report: dict[str, Any]) -> list[str]:
         f"Model time, accepted or final attempts: {_seconds(timings.get('model_seconds_total'))}; "
         f"every attempt: {_seconds(timings.get('all_attempts_seconds_total'))}."
     )
+    if cache := report.get("cache"):
+        budget = f" of a {cache['budget_mb']} MB budget" if cache.get("budget_mb") else ""
+        lines.append(
+            f"Warm model cache of this process: {cache['models_held']} model(s) held "
+            f"({cache['held_mb']} MB{budget}); {cache['model_loads']} load(s) and "
+            f"{cache['evictions']} eviction(s) since it started."
+        )
     return [*lines, ""]
 
 

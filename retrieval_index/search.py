@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -124,10 +125,14 @@ class Constraints(BaseModel):
             allowed = ", ".join(cls.model_fields)
             raise ValueError(f"Invalid constraints ({problems}). Allowed: {allowed}.") from None
 
-    def violations(self, card: ModelCard) -> list[str]:
-        """Why ``card`` is ruled out (empty when it is allowed)."""
+    def violations(self, card: ModelCard, runs_remotely: bool = False) -> list[str]:
+        """Why ``card`` is ruled out (empty when it is allowed).
+
+        ``runs_remotely``: a configured inference endpoint serves this card, so it counts as
+        runnable here although its weights are not on this machine.
+        """
         out = []
-        if self.runnable_only and not card.runnable:
+        if self.runnable_only and not card.runnable and not runs_remotely:
             out.append("weights not on this machine")
         if self.licenses and (card.license or "unknown") not in self.licenses:
             out.append(f"licence {card.license or 'unknown'} not in {self.licenses}")
@@ -251,12 +256,16 @@ def select(
     query: str,
     constraints: Constraints | None = None,
     limit: int = MAX_CANDIDATES,
+    runs_remotely: Callable[[ModelCard], bool] | None = None,
 ) -> Selection:
     """Rank the models that can run ``task`` for ``query`` under ``constraints``.
 
     Filtering happens while the index is read (more candidates are fetched until ``limit``
     allowed ones are found or the task is exhausted), so an allowed model is never lost
     behind a wall of better-matching cards that the constraints rule out.
+
+    ``runs_remotely(card)`` says whether a remote endpoint can run the card for this task
+    (hybrid mode); such cards pass the "runnable here" constraint without local weights.
     """
     constraints = constraints or Constraints()
     rejected: dict[str, list[str]] = {}
@@ -266,7 +275,8 @@ def select(
         card = index.catalog.get(card_id)
         if card is None:
             return False
-        if why_not := constraints.violations(card):
+        remote = runs_remotely is not None and runs_remotely(card)
+        if why_not := constraints.violations(card, runs_remotely=remote):
             rejected[card_id] = why_not
             return False
         allowed[card_id] = card

@@ -6,16 +6,10 @@ a suite that silently skipped every real-model test would prove nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -48,6 +42,7 @@ for _model in PACKS["default"]:
 os.environ["GRAPH_AGENT_HOME"] = str(TEST_HOME)
 
 import pytest  # noqa: E402
+from postgres_server import postgres_uri  # noqa: E402, F401  (the throw-away cluster fixture)
 
 from graph_agent.demo import MEETING_SCRIPT  # noqa: E402
 
@@ -96,58 +91,24 @@ def sample_photo() -> Path:
     return photo()
 
 
+@contextlib.contextmanager
+def dev_server(log_dir: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``langgraph dev`` on 127.0.0.1 (``graph_agent.evals.services``); yield its URL."""
+    from graph_agent.evals.services import ServiceError
+    from graph_agent.evals.services import dev_server as serve
+
+    try:
+        with serve(log_dir, env) as running:
+            yield running.url
+    except ServiceError as exc:
+        pytest.fail(str(exc))
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory) -> Iterator[str]:
-    """A ``langgraph dev`` server on 127.0.0.1 (a free port), shared by the server tests.
+    """A ``langgraph dev`` server with its default checkpointer, shared by the server tests.
 
-    Session-scoped because starting it loads the graph and takes many seconds; it is
-    stopped by its process group id, so no other process is touched.
+    Session-scoped because starting it loads the graph and takes many seconds.
     """
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    root = Path(__file__).resolve().parents[1]
-    langgraph = Path(sys.executable).with_name("langgraph")
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    log = log_path.open("w")
-    proc = subprocess.Popen(
-        [
-            str(langgraph),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--config",
-            str(root / "langgraph.json"),
-        ],
-        cwd=root,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false"},
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail("langgraph dev exited early:\n" + log_path.read_text())
-            try:
-                with urllib.request.urlopen(f"{base}/ok", timeout=2):
-                    break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if time.monotonic() > deadline:
-                    pytest.fail("langgraph dev did not come up:\n" + log_path.read_text()[-3000:])
-                time.sleep(1)
+    with dev_server(tmp_path_factory.mktemp("server")) as base:
         yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()

@@ -1,4 +1,10 @@
-"""A CLI run killed with SIGKILL after its first subtask resumes without redoing it."""
+"""A CLI run killed with SIGKILL after its first subtask resumes without redoing it.
+
+The same test runs on both checkpoint stores: SQLite (the default) and Postgres (a throw-away
+cluster, see ``postgres_server.py``). On Postgres the killed run is configured by the
+environment variable and the resume by ``--checkpoint-uri``, so both ways of choosing the
+store are exercised.
+"""
 
 from __future__ import annotations
 
@@ -10,45 +16,56 @@ import subprocess
 import sys
 import time
 
-from langgraph.checkpoint.sqlite import SqliteSaver
+import pytest
 
-from graph_agent.context import graph_agent_home
+from graph_agent.checkpointing import ENV_VAR, open_checkpointer, sqlite_path
 from graph_agent.graph import build_graph
 
 REQUEST = "transcribe meeting.wav and summarize it in one sentence"
 
 
-def _results(thread: str) -> dict:
-    db = graph_agent_home() / "checkpoints.sqlite"
-    if not db.is_file():
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_uri(request) -> str | None:
+    """``None`` for the SQLite default, else the throw-away cluster's URI (started only then)."""
+    if request.param == "sqlite":
+        return None
+    uri = request.getfixturevalue("postgres_uri")
+    with open_checkpointer(uri):  # make the tables now, not while the CLI starts
+        pass
+    return uri
+
+
+def _results(thread: str, uri: str | None) -> dict:
+    if uri is None and not sqlite_path().is_file():
         return {}
-    conn = sqlite3.connect(db, check_same_thread=False)
     try:
-        state = build_graph(SqliteSaver(conn)).get_state({"configurable": {"thread_id": thread}})
-        return dict(state.values.get("results") or {})
+        with open_checkpointer(uri) as saver:
+            state = build_graph(saver).get_state({"configurable": {"thread_id": thread}})
+            return dict(state.values.get("results") or {})
     except sqlite3.OperationalError:  # the writer holds a lock or the tables are not made yet
         return {}
-    finally:
-        conn.close()
 
 
-def _cli(*args: str, **kwargs) -> subprocess.Popen:
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "graph_agent.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        **kwargs,
+        env={**os.environ, **(env or {})},
     )
 
 
-def test_sigkill_after_first_subtask_then_resume(speech_wav):
+def test_sigkill_after_first_subtask_then_resume(speech_wav, store_uri):
     thread = f"kill-{os.getpid()}-{time.monotonic_ns()}"
-    proc = _cli("run", REQUEST, "--input", f"meeting.wav={speech_wav[0]}", "--thread", thread)
+    env = {ENV_VAR: store_uri} if store_uri else None
+    proc = _cli(
+        "run", REQUEST, "--input", f"meeting.wav={speech_wav[0]}", "--thread", thread, env=env
+    )
     deadline = time.monotonic() + 240
     try:
-        while "node-0" not in _results(thread):
+        while "node-0" not in _results(thread, store_uri):
             assert proc.poll() is None, (
                 "the run ended before it could be killed:\n" + (proc.communicate()[1][-2000:])
             )
@@ -60,9 +77,10 @@ def test_sigkill_after_first_subtask_then_resume(speech_wav):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    assert set(_results(thread)) == {"node-0"}  # killed before the summary was accepted
+    assert set(_results(thread, store_uri)) == {"node-0"}  # killed before the summary was accepted
 
-    resumed = _cli("resume", thread, "--json")
+    flag = ["--checkpoint-uri", store_uri] if store_uri else []
+    resumed = _cli("resume", thread, "--json", *flag)
     out, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err[-2000:]
     final = json.loads(out)

@@ -88,6 +88,13 @@ def test_least_recently_used_model_is_evicted_when_over_budget():
     assert cache.loaded_bytes == 80 * MB
     cache.get("k", "b", loader)  # evicted, so loaded again (and a goes now)
     assert loader.calls == ["a", "b", "c", "b"] and paths(cache) == ["c", "b"]
+    assert cache.stats() == {
+        "model_loads": 4,
+        "evictions": 2,
+        "models_held": 2,
+        "held_mb": 80.0,
+        "budget_mb": 100.0,
+    }
 
 
 def test_a_model_larger_than_the_budget_loads_alone_with_a_warning(caplog):
@@ -347,3 +354,59 @@ def test_default_pack_fits_in_the_default_budget(models_dir: Path):
 
     total = sum(weight_files_bytes(models_dir / name) for name in PACKS["default"])
     assert 0 < total < pc.DEFAULT_MEMORY_BUDGET_MB * MB
+
+
+# --------------------------------------------------------------------------- concurrent runs
+
+
+def _overlaps(work: Any, jobs: list[Any]) -> int:
+    """Run ``work(job)`` in one thread per job; the most calls seen inside ``work`` at once."""
+    inside, most, guard = [0], [0], threading.Lock()
+    barrier = threading.Barrier(len(jobs))
+
+    def one(job: Any) -> None:
+        barrier.wait()
+        work(job, inside, most, guard)
+
+    threads = [threading.Thread(target=one, args=(j,)) for j in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return most[0]
+
+
+def _count(inside: list[int], most: list[int], guard: threading.Lock) -> None:
+    with guard:
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+    time.sleep(0.05)
+    with guard:
+        inside[0] -= 1
+
+
+def test_one_call_at_a_time_per_model_but_different_models_in_parallel():
+    cache, loader = make_cache({"a": 1, "b": 1})
+    a, b = cache.get("k", "a", loader), cache.get("k", "b", loader)
+
+    def call(model, inside, most, guard):
+        with cache.exclusive(model):
+            _count(inside, most, guard)
+
+    assert _overlaps(call, [a, a, a]) == 1  # one pipeline is never run by two threads
+    assert _overlaps(call, [a, b]) == 2  # two models do run at once
+    assert _overlaps(call, [{"not": "cached"}] * 2) == 2  # unknown objects are not guarded
+
+
+def test_loads_happen_one_at_a_time_even_for_different_models():
+    cache, loader = make_cache({"a": 1, "b": 1, "c": 1}, budget_mb=None)
+
+    def load(path, inside, most, guard):
+        def slow(p: str) -> Any:
+            _count(inside, most, guard)
+            return loader(p)
+
+        cache.get("k", path, slow)
+
+    assert _overlaps(load, ["a", "b", "c"]) == 1
+    assert sorted(loader.calls) == ["a", "b", "c"]

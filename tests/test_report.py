@@ -198,6 +198,15 @@ def test_json_report_keeps_every_attempt_and_the_failure():
     # model time counts final attempts; every attempt adds the rejected 3.5 s too
     assert report["timings"]["model_seconds_total"] == 2.5
     assert report["timings"]["all_attempts_seconds_total"] == 6.0
+    # The process's warm cache: a server operator watches these counters stay flat.
+    assert set(report["cache"]) == {
+        "model_loads",
+        "evictions",
+        "models_held",
+        "held_mb",
+        "budget_mb",
+    }
+    assert "Warm model cache of this process" in render_markdown(report)
 
 
 def test_markdown_shows_plan_diagram_attempts_failure_and_artifacts():

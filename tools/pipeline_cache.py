@@ -10,6 +10,10 @@ recently used entries are dropped whenever the total would exceed the budget. A 
 than the whole budget still loads, alone, with a warning: refusing it would fail a run the
 machine may well manage.
 
+Concurrent runs share the cache. Loads happen one at a time (first imports inside loaders
+are not thread-safe), and calls on one loaded model run one at a time (`exclusive`:
+transformers pipelines are not thread-safe either); different models still run in parallel.
+
 A tool call that the executor abandons after a timeout keeps running in its thread (Python
 cannot kill a thread). Such a call holds a :class:`Lease`; abandoning the lease takes the
 models it used out of the cache, so no later call shares a pipeline with a call still running
@@ -52,6 +56,11 @@ _CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
 
 #: Per thread: the cache whose load is in progress, read by loaders through `loading_device`.
 _loading = threading.local()
+#: One load at a time in the process. Loaders import lazily (transformers resolves
+#: ``from transformers import pipeline`` on first use), and those first imports are not
+#: thread-safe: ten concurrent first requests on a fresh server raised "cannot import name
+#: 'pipeline' from 'transformers'". Two cores gain little from parallel loads anyway.
+_LOAD_LOCK = threading.RLock()
 
 
 # --------------------------------------------------------------------------- size estimates
@@ -221,6 +230,8 @@ class PipelineCache:
         self._device_request = "auto"
         self._device: str | None = None
         self._reserved = 0  # pre-estimates of loads in progress
+        # id(loaded model) -> the lock `exclusive` holds while one call runs it.
+        self._use_locks: dict[int, threading.RLock] = {}
         self._retired = 0  # entries held by abandoned calls, until they finish
         self.loads = 0
         self.evictions = 0
@@ -274,6 +285,23 @@ class PipelineCache:
         """Estimated bytes held by abandoned calls that have not finished yet."""
         return self._retired
 
+    def stats(self) -> dict[str, Any]:
+        """Counters for a run's report: a server operator checks that loads stay flat.
+
+        They are process-wide (since the process started), not per run: a warm server shows
+        as loads that stop growing while requests go on.
+        """
+        with self._guard:
+            held = len(self._items)
+            loaded = sum(e.nbytes for e in self._items.values())
+        return {
+            "model_loads": self.loads,
+            "evictions": self.evictions,
+            "models_held": held,
+            "held_mb": round(loaded / MB, 1),
+            "budget_mb": round(self.budget_bytes / MB, 1) if self.budget_bytes else None,
+        }
+
     def cached_keys(self) -> list[tuple[str, str, str]]:
         """Cached keys, least recently used first."""
         with self._guard:
@@ -301,6 +329,22 @@ class PipelineCache:
                     return entry.value
             return self._load(key, path, loader, lease)
 
+    @contextmanager
+    def exclusive(self, model: Any) -> Iterator[None]:
+        """Run one call at a time on a loaded ``model`` (concurrent runs share the cache).
+
+        transformers pipelines are not thread-safe: under load, two threads transcribing with
+        one Whisper pipeline returned garbage (NUL characters and all). Different models still
+        run in parallel; a call waiting here counts toward its subtask timeout. An object this
+        cache did not load runs unguarded.
+        """
+        lock = self._use_locks.get(id(model))
+        if lock is None:
+            yield
+            return
+        with lock:
+            yield
+
     def _hit(self, key: tuple[str, str, str], lease: Lease | None) -> _Entry | None:
         entry = self._items.get(key)
         if entry is not None:
@@ -323,7 +367,8 @@ class PipelineCache:
         previous = getattr(_loading, "cache", None)
         _loading.cache = self
         try:
-            loaded = loader(path)
+            with _LOAD_LOCK:
+                loaded = loader(path)
         finally:
             _loading.cache = previous
             with self._guard:
@@ -346,6 +391,7 @@ class PipelineCache:
                 )
             entry = _Entry(loaded, nbytes)
             self._items[key] = entry
+            self._use_locks[id(loaded)] = threading.RLock()
             self.loads += 1
             self._note_use(key, entry, lease)
         self._dropped(evicted)
@@ -385,6 +431,8 @@ class PipelineCache:
         """Free evicted models now rather than at the next garbage collection."""
         if not evicted:
             return
+        for entry in evicted:  # a call still running keeps its own reference to the lock
+            self._use_locks.pop(id(entry.value), None)
         evicted.clear()
         gc.collect()
         torch = sys.modules.get("torch")

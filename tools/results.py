@@ -30,6 +30,13 @@ class ToolResult:
     data: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A NUL character is never meaningful text, and Postgres cannot store one (text and
+        # JSONB refuse it): a model that emits one must not fail the checkpoint of the run.
+        if "\x00" in self.text:
+            object.__setattr__(self, "text", self.text.replace("\x00", ""))
+            object.__setattr__(self, "extra", {**self.extra, "removed_nul_characters": True})
+
     @property
     def value(self) -> str:
         """What a dependent subtask consumes: a path for media, otherwise the text."""

@@ -63,5 +63,7 @@ class TaskTool:
         )
 
     def run(self, model_dir: str, call: ToolCall) -> ToolResult:
-        """Load (or reuse) the model and run this tool on ``call``."""
-        return self.call(self.load(model_dir), call)
+        """Load (or reuse) the model and run this tool on ``call``, one call per model at once."""
+        model = self.load(model_dir)
+        with PIPELINES.exclusive(model):
+            return self.call(model, call)

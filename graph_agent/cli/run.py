@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from graph_agent.cli.common import (
@@ -19,7 +20,7 @@ from graph_agent.cli.common import (
     parse_inputs,
 )
 from graph_agent.cli.progress_view import STREAM_MODES, ProgressView
-from graph_agent.context import Context, graph_agent_home
+from graph_agent.context import Context
 
 
 def _context(args: argparse.Namespace) -> Context:
@@ -35,15 +36,17 @@ def _context(args: argparse.Namespace) -> Context:
     return Context(**kwargs)
 
 
-def _open_graph(ctx: Context):
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
+@contextmanager
+def _open_graph(args: argparse.Namespace) -> Iterator[Any]:
+    """The graph compiled with the configured checkpointer (SQLite unless told otherwise)."""
+    from graph_agent.checkpointing import CheckpointerError, open_checkpointer
     from graph_agent.graph import build_graph
 
-    db = graph_agent_home() / "checkpoints.sqlite"
-    db.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(db, check_same_thread=False)
-    return build_graph(SqliteSaver(conn)), conn
+    try:
+        with open_checkpointer(getattr(args, "checkpoint_uri", None)) as saver:
+            yield build_graph(saver)
+    except CheckpointerError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -69,8 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--constraints is not valid JSON ({exc}).") from exc
     thread_id = args.thread_id or uuid.uuid4().hex[:12]
     config = {"configurable": {"thread_id": thread_id}}
-    graph, conn = _open_graph(ctx)
-    try:
+    with _open_graph(args) as graph:
         if payload is None and not graph.get_state(config).values:
             raise UsageError(f"There is no run with thread id {thread_id!r} to resume.")
         console.print(f"[dim]thread {thread_id}[/dim]")
@@ -92,8 +94,6 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
             payload = Command(resume=bool(approved))
         final = snapshot.values
-    finally:
-        conn.close()
     return _print_result(final, args.json, png=getattr(args, "report_png", False))
 
 
@@ -277,6 +277,16 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_checkpoint_uri(parser: argparse.ArgumentParser) -> None:
+    """Where the thread's checkpoints live; ``run`` and ``resume`` must agree on it."""
+    parser.add_argument(
+        "--checkpoint-uri",
+        metavar="URI",
+        help="postgresql://user@host:port/db, or a SQLite file (default: "
+        "$GRAPH_AGENT_CHECKPOINT_URI, else $GRAPH_AGENT_HOME/checkpoints.sqlite)",
+    )
+
+
 def _add_input(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--input",
@@ -304,6 +314,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="thread_id",
         help="name the run's thread; with no request, resume it",
     )
+    _add_checkpoint_uri(run)
     run.add_argument("--constraints", help='JSON, e.g. {"licenses": ["apache-2.0"]}')
     run.add_argument("--planner")
     run.add_argument("--models-dir")
@@ -322,6 +333,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     resume = sub.add_parser("resume", help="continue a checkpointed run by its thread id")
     resume.add_argument("thread_id", metavar="THREAD_ID")
+    _add_checkpoint_uri(resume)
     for flag in ("--planner", "--models-dir", "--artifacts-dir"):
         resume.add_argument(flag)
     resume.add_argument("--max-retries", type=int)

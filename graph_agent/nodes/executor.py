@@ -6,6 +6,11 @@ in ``results`` and is never sent again, which is what makes resumption safe.
 
 Each tool call runs under the run's ``subtask_timeout_s`` (see `call_with_timeout`): a call
 that takes longer becomes a failed attempt, so one stuck model cannot hold up the whole run.
+
+A candidate the selector placed remotely (``runs: "remote"``, hybrid mode) goes to the remote
+back end (`graph_agent.tools.remote`) instead of a local pipeline; a remote failure (timeout,
+refused token, server error after retries) is a failed attempt like any other, so the critic
+moves on to the next candidate. The attempt records where it ran, never the token.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from langgraph.config import get_config
@@ -31,6 +37,7 @@ from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.pipeline_cache import PIPELINES, Lease
 from graph_agent.tools.registry import get_tool
+from graph_agent.tools.remote import RemoteBackend, RemoteConfig, RemoteInferenceError
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import ToolCall
 
@@ -104,6 +111,11 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         "model_path": candidate["path"],
         "attempt": view["attempt"] + 1,
     }
+    remote = candidate.get("runs") == "remote"
+    if "runs" in candidate:  # hybrid mode: where this attempt runs (never the token)
+        attempt["runs"] = candidate["runs"]
+        if remote:
+            attempt["endpoint"] = candidate.get("endpoint")
     emit_started(step, attempt)
     started = time.perf_counter()
     try:
@@ -118,8 +130,14 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         # The warm cache is process-wide; this run's budget and device apply from here on.
         PIPELINES.configure(memory_budget_mb=ctx.memory_budget_mb, device=ctx.device)
         tool = get_tool(step["task"])
+        if remote:
+            backend = remote_backend(ctx, candidate)
+            kind = candidate["remote_call"]
+            run = partial(backend.run, step["task"], candidate["id"], kind, call)
+        else:
+            run = partial(tool.run, candidate["path"], call)
         result = call_with_timeout(
-            lambda: tool.run(candidate["path"], call),
+            run,
             ctx.subtask_timeout_s,
             what=f"{step['id']} ({step['task']} with {candidate['id']})",
         )
@@ -136,6 +154,24 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     attempt["seconds"] = round(time.perf_counter() - started, 3)
     emit_finished(step, attempt)
     return {"pending": {step["id"]: attempt}}
+
+
+def remote_backend(ctx: Context, candidate: dict[str, Any]) -> RemoteBackend:
+    """The remote back end for a candidate the selector placed remotely.
+
+    The configuration is read from this run's Context, not from the selection, which holds
+    only the endpoint as shown to people: a resumed run uses the endpoints configured now.
+    """
+    config = RemoteConfig.parse(
+        ctx.inference_endpoint, ctx.inference_provider, ctx.inference_timeout_s
+    )
+    if config is None:
+        raise RemoteInferenceError(
+            f"{candidate['id']} was selected to run remotely at {candidate.get('endpoint')}, "
+            "but no inference endpoint or provider is configured for this run; set "
+            "GRAPH_AGENT_INFERENCE_ENDPOINT (or inference_endpoint in the Context)."
+        )
+    return RemoteBackend(config)
 
 
 class SubtaskTimeoutError(TimeoutError):

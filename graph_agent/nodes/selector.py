@@ -1,4 +1,9 @@
-"""Selector node: rank candidate models for every subtask from the card index."""
+"""Selector node: rank candidate models for every subtask from the card index.
+
+With a remote endpoint or provider configured (hybrid mode), cards an endpoint can run count
+as runnable too, and every candidate is marked ``runs: "local"`` or ``"remote"`` by
+`choose_backend` (the one documented rule), with where it runs and why.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,13 @@ from langgraph.runtime import Runtime
 
 from graph_agent.context import Context
 from graph_agent.progress import drop_avoided
+from graph_agent.retrieval_index.cards import ModelCard
 from graph_agent.retrieval_index.embedder import EmbedderMissingError
+from graph_agent.retrieval_index.index import CardIndex
 from graph_agent.retrieval_index.search import Constraints, select
 from graph_agent.retrieval_index.service import open_index
 from graph_agent.state import State
+from graph_agent.tools.remote import RemoteConfig, choose_backend, remote_call
 
 
 def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -19,6 +27,9 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context or Context()
     try:
         constraints = Constraints.from_dict(state.get("constraints"))
+        remote = RemoteConfig.parse(
+            ctx.inference_endpoint, ctx.inference_provider, ctx.inference_timeout_s
+        )
         index = open_index(ctx.models_dir)
     except (ValueError, EmbedderMissingError) as exc:
         return {
@@ -26,6 +37,16 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "decisions": [{"node": "selector", "decision": "error", "detail": str(exc)}],
         }
     selections, decisions = {}, []
+    if remote is not None and remote.provider and not remote.provider_usable:
+        decisions.append(
+            {
+                "node": "selector",
+                "decision": "provider not used",
+                "detail": f"inference_provider {remote.provider!r} is reached through the "
+                "Hugging Face Hub and HF_HUB_OFFLINE=1 forbids that; unset HF_HUB_OFFLINE "
+                "to use it.",
+            }
+        )
     for step in state["plan"]["subtasks"]:
         query = f"{step['task']}: {step.get('description') or state['request']}"
         try:  # a step's own constraints narrow the request-wide ones
@@ -38,15 +59,60 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             }
         # After a re-plan, models that already failed this task in the run are dropped.
         avoided = (state.get("avoid") or {}).get(step["task"])
-        chosen = drop_avoided(select(index, step["task"], query, own).to_dict(), avoided)
+        task = step["task"]
+        if remote is None:  # no endpoint: selection exactly as without hybrid mode
+            ranked = select(index, task, query, own).to_dict()
+        else:
+
+            def runs_remotely(card: ModelCard, task: str = task) -> bool:
+                return remote.serves(card.id, remote_call(task, card.task))
+
+            ranked = select(index, task, query, own, runs_remotely=runs_remotely).to_dict()
+            ranked = place(ranked, index, remote, ctx.remote_min_params_m)
+        chosen = drop_avoided(ranked, avoided)
         selections[step["id"]] = chosen
-        decisions.append(
-            {
-                "node": "selector",
-                "subtask": step["id"],
-                "decision": "selected",
-                "model": chosen["candidates"][0]["id"] if chosen["candidates"] else None,
-                "reason": chosen["reason"],
-            }
-        )
+        decision = {
+            "node": "selector",
+            "subtask": step["id"],
+            "decision": "selected",
+            "model": chosen["candidates"][0]["id"] if chosen["candidates"] else None,
+            "reason": chosen["reason"],
+        }
+        if chosen["candidates"] and "runs" in chosen["candidates"][0]:
+            decision["runs"] = chosen["candidates"][0]["runs"]
+        decisions.append(decision)
     return {"selections": selections, "decisions": decisions}
+
+
+def place(
+    selection: dict[str, Any], index: CardIndex, remote: RemoteConfig, min_remote_params_m: float
+) -> dict[str, Any]:
+    """Mark each candidate ``runs: "local"`` or ``"remote"`` (hybrid mode) and say why.
+
+    A remote candidate also records where it runs (``endpoint``, shown without credentials)
+    and how it is called (``remote_call``); the token never enters the selection. The
+    reason for the first choice ends with where it runs.
+    """
+    task = selection["task"]
+    candidates, placed = [], []
+    for c in selection["candidates"]:
+        card = index.catalog.get(c["id"])
+        call = remote_call(task, card.task) if card is not None else None
+        runs, why = choose_backend(
+            parameters=card.parameters if card else None,
+            size_bytes=card.size_bytes if card else None,
+            local=bool(card and card.runnable),
+            remote=remote.serves(c["id"], call),
+            min_remote_params_m=min_remote_params_m,
+        )
+        c = {**c, "runs": runs or "local"}
+        if runs == "remote":
+            c.update(endpoint=remote.where(c["id"]), remote_call=call)
+        where = f"remotely at {c['endpoint']}" if runs == "remote" else "locally"
+        c["why"] = f"{c['why']}; runs {where} ({why})"
+        candidates.append(c)
+        placed.append(f"{where} ({why})")
+    reason = selection["reason"]
+    if candidates:
+        reason += f". It runs {placed[0]}."
+    return {**selection, "candidates": candidates, "reason": reason}

@@ -1,0 +1,31 @@
+"""A small version of the load test (``python -m graph_agent.evals.load_test``, 50 threads).
+
+``langgraph dev`` with the Postgres checkpointer on 127.0.0.1, concurrent real requests on
+the default pack, more threads than the server runs at once: every run must finish and be
+checkpointed in Postgres, the warm cache must load each model once, and the server's memory
+must stay within the cache budget plus what it holds idle.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_agent.evals import load_test
+from graph_agent.evals.services import NO_POSTGRES, find_bin_dir
+
+pytestmark = pytest.mark.server
+
+
+def test_concurrent_threads_on_the_server_all_finish_with_flat_model_loads():
+    if find_bin_dir() is None:
+        pytest.skip(NO_POSTGRES)
+    budget_mb = 3000
+    result = load_test.run_load(n_threads=8, jobs=4, budget_mb=budget_mb, timeout_s=600)
+    assert result["lost"] == 0, result["lost_reasons"]
+    assert result["completed"] == 8 and result["checkpointed_threads"] == 8
+    # All four kinds of request ran; each model loaded once and was reused after that.
+    assert result["distinct_models"] == 4
+    assert result["model_loads"] == result["distinct_models"]
+    assert result["evictions"] == 0
+    rss = result["rss_mb"]
+    assert rss["peak_sampled"] <= rss["idle"] + budget_mb, rss
