@@ -35,12 +35,25 @@ def _looks_like_path(name: str, value: str) -> bool:
     return bool(suffixes & _MEDIA_SUFFIXES) and "\n" not in value and len(value) < 4096
 
 
+def _existing_file(value: str) -> Path | None:
+    """``value`` as a file that exists, else None.
+
+    An input may be literal text of any length, and asking the OS whether a long text is a
+    file raises (``File name too long``) rather than answering no.
+    """
+    try:
+        path = Path(value).expanduser()
+        return path if path.is_file() else None
+    except (OSError, ValueError):  # too long for a path, or a NUL byte in it
+        return None
+
+
 def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
     """Classify every input; a path that does not exist is an error, not silently text."""
     types: dict[str, Modality | None] = {}
     for name, value in inputs.items():
-        path = Path(str(value)).expanduser()
-        if path.is_file():
+        path = _existing_file(str(value))
+        if path is not None:
             types[name] = sniff_modality(path)
         elif _looks_like_path(name, str(value)):
             raise RequestError(
@@ -55,7 +68,9 @@ def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
 def input_value(name: str, inputs: dict[str, str], kind: Modality | None) -> str:
     """What a step receives for an input: a file path for media, the text for text."""
     value = str(inputs[name])
-    path = Path(value).expanduser()
-    if kind == "text" and path.is_file():
+    path = _existing_file(value)
+    if path is None:
+        return value
+    if kind == "text":
         return path.read_text(encoding="utf-8", errors="replace")
-    return str(path.resolve()) if path.is_file() else value
+    return str(path.resolve())
