@@ -114,7 +114,7 @@ def run(
     from graph_agent.errors import RequestError
     from graph_agent.planning.offline import plan_offline
     from graph_agent.planning.plan import PlanError, validate
-    from graph_agent.retrieval_index.search import select
+    from graph_agent.retrieval_index.search import select, step_query
 
     models_dir = Path(models_dir or default_models_dir())
     label, requests = load_requests(data, limit)
@@ -137,8 +137,11 @@ def run(
                 no_plan += 1
                 continue
             t1 = time.perf_counter()
-            for step in plan.subtasks:
-                select(index, step.task, f"{step.task}: {step.description or request}", constraints)
+            # As the selector node does: the plan's queries embedded in one batch.
+            queries = [step_query(s.task, s.description, request) for s in plan.subtasks]
+            vectors = index.embed_queries(queries) if queries else None
+            for i, (step, query) in enumerate(zip(plan.subtasks, queries, strict=True)):
+                select(index, step.task, query, constraints, vector=vectors[i : i + 1])
             t2 = time.perf_counter()
             steps += len(plan.subtasks)
             plan_t.append(t1 - t0)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from graph_agent.retrieval_index.cards import LANGUAGE_NAMES, Benchmark, ModelCard
@@ -250,6 +251,11 @@ def _rank_key(
 MAX_CANDIDATES = 50
 
 
+def step_query(task: str, description: str | None, request: str) -> str:
+    """The search text for a plan step: its task and the words of the request it serves."""
+    return f"{task}: {description or request}"
+
+
 def select(
     index: CardIndex,
     task: str,
@@ -257,6 +263,7 @@ def select(
     constraints: Constraints | None = None,
     limit: int = MAX_CANDIDATES,
     runs_remotely: Callable[[ModelCard], bool] | None = None,
+    vector: np.ndarray | None = None,
 ) -> Selection:
     """Rank the models that can run ``task`` for ``query`` under ``constraints``.
 
@@ -266,6 +273,8 @@ def select(
 
     ``runs_remotely(card)`` says whether a remote endpoint can run the card for this task
     (hybrid mode); such cards pass the "runnable here" constraint without local weights.
+    ``vector`` is ``query`` already embedded (`CardIndex.embed_queries`, a batch for all of
+    a plan's steps); the text is still read for the languages it names.
     """
     constraints = constraints or Constraints()
     rejected: dict[str, list[str]] = {}
@@ -284,7 +293,9 @@ def select(
 
     languages = query_languages(query)
     ranked: list[tuple[tuple, Candidate]] = []
-    for card_id, relevance in index.search(task, query, k=limit, keep=keep):
+    if vector is None:
+        vector = index.embed_queries([query])
+    for card_id, relevance in index.search_vector(task, vector, k=limit, keep=keep):
         card = allowed[card_id]
         key, why = _rank_key(card, relevance, constraints, languages)
         why += f", licence {card.license or 'unknown'}"

@@ -139,8 +139,8 @@ def test_a_broken_model_directory_falls_back_and_the_report_shows_both_attempts(
     (broken / "model.safetensors").write_bytes(b"not a safetensors file" * 100)
     real_select = selector_node.select
 
-    def broken_first(index, task, query, constraints):
-        chosen = real_select(index, task, query, constraints)
+    def broken_first(index, task, query, constraints, **kwargs):
+        chosen = real_select(index, task, query, constraints, **kwargs)
         if task == "summarization":
             chosen.candidates[0].path = str(broken)
         return chosen

@@ -16,7 +16,7 @@ from graph_agent.progress import drop_avoided
 from graph_agent.retrieval_index.cards import ModelCard
 from graph_agent.retrieval_index.embedder import EmbedderMissingError
 from graph_agent.retrieval_index.index import CardIndex
-from graph_agent.retrieval_index.search import Constraints, select
+from graph_agent.retrieval_index.search import Constraints, select, step_query
 from graph_agent.retrieval_index.service import open_index
 from graph_agent.state import State
 from graph_agent.tools.remote import RemoteConfig, choose_backend, remote_call
@@ -31,6 +31,9 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             ctx.inference_endpoint, ctx.inference_provider, ctx.inference_timeout_s
         )
         index = open_index(ctx.models_dir)
+        steps = state["plan"]["subtasks"]
+        queries = [step_query(s["task"], s.get("description"), state["request"]) for s in steps]
+        vectors = index.embed_queries(queries) if queries else None  # one batch per plan
     except (ValueError, EmbedderMissingError) as exc:
         return {
             "error": str(exc),
@@ -47,8 +50,8 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "to use it.",
             }
         )
-    for step in state["plan"]["subtasks"]:
-        query = f"{step['task']}: {step.get('description') or state['request']}"
+    for i, (step, query) in enumerate(zip(steps, queries, strict=True)):
+        vector = vectors[i : i + 1] if vectors is not None else None
         try:  # a step's own constraints narrow the request-wide ones
             own = constraints.model_copy(update=step.get("constraints") or {})
             own = Constraints.from_dict(own.model_dump())
@@ -61,13 +64,15 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         avoided = (state.get("avoid") or {}).get(step["task"])
         task = step["task"]
         if remote is None:  # no endpoint: selection exactly as without hybrid mode
-            ranked = select(index, task, query, own).to_dict()
+            ranked = select(index, task, query, own, vector=vector).to_dict()
         else:
 
             def runs_remotely(card: ModelCard, task: str = task) -> bool:
                 return remote.serves(card.id, remote_call(task, card.task))
 
-            ranked = select(index, task, query, own, runs_remotely=runs_remotely).to_dict()
+            ranked = select(
+                index, task, query, own, runs_remotely=runs_remotely, vector=vector
+            ).to_dict()
             ranked = place(ranked, index, remote, ctx.remote_min_params_m)
         chosen = drop_avoided(ranked, avoided)
         selections[step["id"]] = chosen
