@@ -47,6 +47,7 @@ SEEDS: dict[str, list[str]] = {
         "write down what they say in call.mp3",
         "turn the voice memo into text",
         "give me a transcript of the interview",
+        "listen to the recording",
     ],
     "text-to-speech": [
         "read it aloud",
@@ -55,6 +56,11 @@ SEEDS: dict[str, list[str]] = {
         "turn this text into speech",
         "make an audio version of the answer",
         "narrate the story",
+        # The quote is what is read, not what is asked: its words must not decide the task.
+        "read 'The budget review is moved to Friday.' aloud",
+        'read "Welcome to the museum, please keep your tickets." out loud',
+        "say 'Happy birthday, Anna, we all miss you!' in a voice",
+        "speak the sentence 'What time does the store open?'",
     ],
     "summarization": [
         "summarize it in one sentence",

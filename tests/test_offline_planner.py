@@ -182,3 +182,19 @@ def test_a_step_said_twice_on_the_same_input_runs_once():
         ("summarization", {"text": "example.txt"}),
         ("text-to-speech", {"text": "<node-0>"}),
     ]
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        # The quote's words (a budget, a question) must not decide the task.
+        "read 'The budget review is moved to Friday.' aloud",
+        "read 'What time is the meeting tomorrow?' aloud",
+        # The step first, then what it works on, in a clause of its own.
+        "read this aloud: 'The budget review is moved to Friday.'",
+    ],
+)
+def test_a_quoted_text_to_read_aloud_is_one_speech_step_on_that_quote(request_):
+    plan = plan_offline(request_, {})
+    quote = request_.split("'")[1]
+    assert [(s.task, s.args) for s in plan.subtasks] == [("text-to-speech", {"text": quote})]

@@ -137,6 +137,9 @@ def plan_offline(
             # The same task again in the next clause is one step said twice
             # ("segment the image, | separating each object").
             label = NONE
+        elif steps and label == steps[-1].task and not (steps[-1].quotes or steps[-1].files):
+            # ... or the step, then what it works on ("read this aloud: | 'Hello all.'").
+            label = NONE
         if label != NONE:
             steps.append(
                 StepText(
