@@ -22,7 +22,10 @@ Reported:
   checkpoint) is *lost*, with the reason;
 * latency p50/p95/max from the request to the final state (queueing included);
 * the server's peak RSS (the process group, sampled every 0.25 s, and the kernel's own
-  high-water mark of each process), next to its RSS before the first request and the budget;
+  high-water mark of each process; also its anonymous part, without mapped weight files),
+  next to its RSS idle (before any request), ready (after one request was planned and stopped
+  at plan approval, so the runtime, planner and card index are loaded and the pipeline cache is
+  empty) and the budget;
 * model loads: the pipeline cache's load count in the server process, read from the last
   run's report (``report["cache"]``), next to the number of distinct models the runs used.
   Flat means loads == distinct models: the warm cache served every later request.
@@ -86,6 +89,7 @@ class RssSampler:
     def __init__(self, pgid: int, every_s: float = 0.25) -> None:
         self.pgid, self.every_s = pgid, every_s
         self.peak_kb = 0
+        self.peak_anon_kb = 0  # RssAnon: memory the processes own, without mapped files
         self.hwm_kb: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -100,6 +104,8 @@ class RssSampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak_kb = max(self.peak_kb, self.now_kb())
+            anon = sum(_status_kb(pid, "RssAnon") for pid in _group_pids(self.pgid))
+            self.peak_anon_kb = max(self.peak_anon_kb, anon)
             self._stop.wait(self.every_s)
 
     def __enter__(self) -> RssSampler:
@@ -142,11 +148,56 @@ async def _one(client: Any, i: int, inputs: dict[str, str], artifacts: str) -> d
     return row
 
 
-async def _drive(url: str, n: int, inputs: dict[str, str], artifacts: str) -> list[dict]:
+async def _drive(
+    url: str, n: int, inputs: dict[str, str], artifacts: str, timeout_s: float
+) -> list[dict]:
+    """Every request at once; after ``timeout_s`` the unfinished ones are lost, not a crash."""
     from langgraph_sdk import get_client
 
-    client = get_client(url=url, api_key=None, timeout=None)
-    return await asyncio.gather(*(_one(client, i, inputs, artifacts) for i in range(n)))
+    started = time.perf_counter()
+    async with get_client(url=url, api_key=None, timeout=None) as client:
+        tasks = [asyncio.ensure_future(_one(client, i, inputs, artifacts)) for i in range(n)]
+        await asyncio.wait(tasks, timeout=timeout_s)
+        rows = []
+        for i, task in enumerate(tasks):
+            if task.done():
+                rows.append(task.result())
+                continue
+            task.cancel()
+            request = REQUESTS[i % len(REQUESTS)][0]
+            rows.append(
+                {
+                    "i": i,
+                    "request": request,
+                    "status": "timeout",
+                    "error": f"not finished when the load's --timeout-s {timeout_s:g} ran out",
+                    "latency_s": time.perf_counter() - started,
+                }
+            )
+        await asyncio.gather(*tasks, return_exceptions=True)  # let the cancellations settle
+    return rows
+
+
+async def _ready(url: str, inputs: dict[str, str], artifacts: str) -> None:
+    """Bring the server to its working set without loading a model into the cache.
+
+    One request planned and selected, then stopped at plan approval (``approve_plan``):
+    torch, transformers, the planner's MiniLM and the card index are now in memory, the
+    pipeline cache is still empty. RSS measured after this is what the budget adds to.
+    """
+    from langgraph_sdk import get_client
+
+    request, names = REQUESTS[2]
+    async with get_client(url=url, api_key=None, timeout=None) as client:
+        thread = await client.threads.create()
+        run = await client.runs.create(
+            thread["thread_id"],
+            "graph-agent",
+            input={"request": request, "inputs": {n: inputs[n] for n in names}},
+            context={"artifacts_dir": artifacts, "approve_plan": True},
+        )
+        await client.runs.join(thread["thread_id"], run["run_id"])
+        await client.threads.delete(thread["thread_id"])
 
 
 def _checkpointed_threads(uri: str) -> set[str]:
@@ -180,13 +231,12 @@ def run_load(
         with dev_server(work, env, extra_args=["--n-jobs-per-worker", str(jobs)]) as server:
             sampler = RssSampler(server.pgid)
             idle_kb = sampler.now_kb()
+            asyncio.run(_ready(server.url, inputs, str(work / "artifacts")))
+            ready_kb = sampler.now_kb()
             started = time.perf_counter()
             with sampler:
                 rows = asyncio.run(
-                    asyncio.wait_for(
-                        _drive(server.url, n_threads, inputs, str(work / "artifacts")),
-                        timeout_s,
-                    )
+                    _drive(server.url, n_threads, inputs, str(work / "artifacts"), timeout_s)
                 )
             wall = time.perf_counter() - started
         stored = _checkpointed_threads(cluster.uri)
@@ -225,7 +275,9 @@ def run_load(
         },
         "rss_mb": {
             "idle": round(idle_kb / 1024),
+            "ready": round(ready_kb / 1024),
             "peak_sampled": round(sampler.peak_kb / 1024),
+            "peak_anon": round(sampler.peak_anon_kb / 1024),
             "peak_hwm_sum": round(sum(sampler.hwm_kb.values()) / 1024),
             "cache_budget": budget_mb,
         },
@@ -233,7 +285,11 @@ def run_load(
         "evictions": max((c.get("evictions", 0) for c in caches), default=None),
         "cache_held_mb": max((c.get("held_mb", 0) for c in caches), default=None),
         "distinct_models": len(models),
-        "checkpointed_threads": len(stored),
+        "models_by_request": {
+            request: sorted({m for r in done if r["request"] == request for m in r["models"] if m})
+            for request, _ in REQUESTS
+        },
+        "checkpointed_threads": len(stored & {r.get("thread_id") for r in rows}),
     }
 
 
@@ -245,7 +301,8 @@ def _print(result: dict[str, Any]) -> None:
     )
     print(f"latency s: p50 {lat['p50']}  p95 {lat['p95']}  max {lat['max']}")
     print(
-        f"server RSS MB: idle {rss['idle']}, peak {rss['peak_sampled']} "
+        f"server RSS MB: idle {rss['idle']}, ready {rss['ready']}, peak {rss['peak_sampled']} "
+        f"(anonymous {rss['peak_anon']}) "
         f"(kernel high-water {rss['peak_hwm_sum']}); cache budget {rss['cache_budget']}, "
         f"held {result['cache_held_mb']}"
     )
@@ -254,6 +311,8 @@ def _print(result: dict[str, Any]) -> None:
         f"evictions {result['evictions']}; threads checkpointed in Postgres "
         f"{result['checkpointed_threads']}"
     )
+    for request, used in result["models_by_request"].items():
+        print(f"  {request!r}: {', '.join(used) or 'no completed run'}")
     for lost in result["lost_reasons"]:
         print(f"  lost run {lost['i']}: {lost['status']}: {lost['error']}")
 
@@ -266,7 +325,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout-s", type=float, default=1800, help="give up on the whole load")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    result = run_load(args.threads, args.jobs, args.budget_mb, args.timeout_s)
+    from graph_agent.evals.services import ServiceError
+
+    try:
+        result = run_load(args.threads, args.jobs, args.budget_mb, args.timeout_s)
+    except ServiceError as exc:
+        print(f"load test: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()

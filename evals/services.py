@@ -89,12 +89,14 @@ class PostgresCluster:
         if os.geteuid() == 0:
             try:
                 user = pwd.getpwnam(SERVICE_USER)
-            except KeyError:
+                os.chown(self.root, user.pw_uid, user.pw_gid)
+            except (KeyError, OSError) as exc:
+                shutil.rmtree(self.root, ignore_errors=True)  # nothing left behind
                 raise ServiceError(
                     f"Running as root, the throw-away cluster needs the {SERVICE_USER!r} system "
-                    "user (apt-get install postgresql creates it): initdb refuses to run as root."
+                    "user (apt-get install postgresql creates it): initdb refuses to run as "
+                    f"root ({type(exc).__name__}: {exc})."
                 ) from None
-            os.chown(self.root, user.pw_uid, user.pw_gid)
             self._as = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
 
     @property
@@ -123,34 +125,33 @@ class PostgresCluster:
         last_error = ""
         for _ in range(3):  # a free port can be taken between the probe and the bind
             self.port = free_port()
-            log = self.log_path.open("ab")
-            self.proc = subprocess.Popen(
-                [
-                    str(self.bin_dir / "postgres"),
-                    "-D",
-                    str(self.data),
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    str(self.port),
-                    "-k",
-                    str(self.root),
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "max_connections=200",
-                ],
-                cwd=self.root,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                **self._as,
-            )
-            log.close()
+            with self.log_path.open("ab") as log:  # postgres keeps its own descriptor
+                self.proc = subprocess.Popen(
+                    [
+                        str(self.bin_dir / "postgres"),
+                        "-D",
+                        str(self.data),
+                        "-h",
+                        "127.0.0.1",
+                        "-p",
+                        str(self.port),
+                        "-k",
+                        str(self.root),
+                        "-c",
+                        "fsync=off",
+                        "-c",
+                        "synchronous_commit=off",
+                        "-c",
+                        "full_page_writes=off",
+                        "-c",
+                        "max_connections=200",
+                    ],
+                    cwd=self.root,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    **self._as,
+                )
             last_error = self._wait_ready()
             if not last_error:
                 return
@@ -235,35 +236,43 @@ def dev_server(
             f"No langgraph.json in {root}: run this from a source checkout of graph-agent "
             "(pip install -e .), where the server's config lives."
         )
-    port = free_port()
     langgraph = Path(sys.executable).with_name("langgraph")
+    if not langgraph.is_file():
+        raise ServiceError(
+            f"The langgraph CLI is not installed next to {sys.executable}: "
+            "pip install -e '.[server]' (make test installs it)."
+        )
+    port = free_port()
     log_path = log_dir / "server.log"
-    log = log_path.open("w")
-    proc = subprocess.Popen(
-        [
-            str(langgraph),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--config",
-            str(root / "langgraph.json"),
-            *(extra_args or []),
-        ],
-        cwd=root,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={
-            **os.environ,
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-            "LANGSMITH_TRACING": "false",
-            **(env or {}),
-        },
-    )
+    with log_path.open("w") as log:  # the child keeps its own copy of the descriptor
+        try:
+            proc = subprocess.Popen(
+                [
+                    str(langgraph),
+                    "dev",
+                    "--no-browser",
+                    "--no-reload",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--config",
+                    str(root / "langgraph.json"),
+                    *(extra_args or []),
+                ],
+                cwd=root,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={
+                    **os.environ,
+                    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+                    "LANGSMITH_TRACING": "false",
+                    **(env or {}),
+                },
+            )
+        except OSError as exc:
+            raise ServiceError(f"Could not start {langgraph} dev: {exc}") from None
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
@@ -289,4 +298,3 @@ def dev_server(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        log.close()

@@ -13,14 +13,16 @@ is the async factory that ``langgraph.json`` names for the LangGraph server. Bot
 managers because each owns a connection (or a pool) that must be closed.
 
 Failures raise ``CheckpointerError`` with what went wrong and what to do, never a driver
-traceback: a wrong URI or a stopped database is a setting to fix, not a bug.
+traceback: a wrong URI or a stopped database is a setting to fix, not a bug. URIs are shown
+through `graph_agent.redact.redact` (the same helper the remote back end and the executor use),
+which masks a password wherever libpq accepts one: ``user:pass@``, ``?password=`` and
+``password=`` in a keyword/value DSN.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from graph_agent.context import graph_agent_home
+from graph_agent.redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +68,6 @@ def checkpoint_uri(uri: str | None = None) -> str:
 def is_postgres(uri: str | None) -> bool:
     """Whether ``uri`` names a Postgres database (libpq accepts both schemes)."""
     return bool(uri) and uri.lower().startswith(_POSTGRES_SCHEMES)
-
-
-def redact(uri: str) -> str:
-    """``uri`` without its password, so errors and logs never print a secret."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", uri)
 
 
 def sqlite_path(uri: str | None = None) -> Path:
@@ -120,11 +118,34 @@ def _connect_kwargs(uri: str) -> dict[str, Any]:
 
 
 def _unreachable(uri: str, exc: BaseException) -> CheckpointerError:
-    detail = " ".join(str(exc).split()) or type(exc).__name__
+    # libpq quotes the part of a DSN it cannot parse, which may be the password.
+    detail = redact(" ".join(str(exc).split())) or type(exc).__name__
     return CheckpointerError(
         f"Cannot use the Postgres checkpoint database {redact(uri)} ({detail}). "
         "Check that the server is running and the URI (user, password, host, port, database) "
         f"is right, or unset {ENV_VAR} (and drop --checkpoint-uri) to use SQLite."
+    )
+
+
+def _unstorable(exc: Any) -> CheckpointerError:
+    """A checkpoint write Postgres refused for its content (``psycopg.DataError``).
+
+    Postgres cannot keep some values SQLite can: a NUL character in text or JSONB (the saver
+    stores strings of the state inline in JSONB) is the one a run meets, in a request, an
+    input file or a model's output. Only the server's message and detail are shown, not its
+    CONTEXT line, which quotes the state itself.
+    """
+    diag = getattr(exc, "diag", None)
+    parts = (getattr(diag, "message_primary", None), getattr(diag, "message_detail", None))
+    said = " ".join(part for part in parts if part) or next(
+        iter(str(exc).splitlines()), type(exc).__name__
+    )
+    return CheckpointerError(
+        f"Postgres refused to store this run's checkpoint ({type(exc).__name__}: "
+        f"{redact(' '.join(said.split()))}). The run's state holds a value Postgres cannot keep; "
+        "the usual cause is a NUL character (\\x00) in the request, an input or a model's "
+        "output. Remove it and run again, or use SQLite checkpoints, which can store it (unset "
+        f"{ENV_VAR} and drop --checkpoint-uri)."
     )
 
 
@@ -147,6 +168,10 @@ def open_checkpointer(uri: str | None = None) -> Iterator[Any]:
     Postgres gets one autocommit connection: the saver serialises its own use of it, which is
     enough for one process running one graph (parallel branches included). The tables are
     created on first use (``setup()``, idempotent). The connection closes on exit.
+
+    The graph runs inside the ``with`` block and its checkpoint writes raise here, so two
+    driver errors a user can act on become ``CheckpointerError``: the database going away,
+    and a write Postgres refuses for its content (a NUL character; see `_unstorable`).
     """
     uri = checkpoint_uri(uri)
     if not is_postgres(uri):
@@ -184,6 +209,8 @@ def open_checkpointer(uri: str | None = None) -> Iterator[Any]:
             yield saver
         except psycopg.OperationalError as exc:  # the database went away during the run
             raise _unreachable(uri, exc) from exc
+        except psycopg.DataError as exc:  # a value Postgres cannot store, e.g. "\x00"
+            raise _unstorable(exc) from exc
     finally:
         conn.close()
 
@@ -209,11 +236,23 @@ def _pool_size() -> int:
 async def server_checkpointer() -> AsyncIterator[Any]:
     """The LangGraph server's checkpointer, named in ``langgraph.json``.
 
-    With a Postgres ``$GRAPH_AGENT_CHECKPOINT_URI``: an ``AsyncPostgresSaver`` over a
-    connection pool (the server runs many threads at once, each run needs a connection
-    while it writes). Otherwise the server's own default, so ``langgraph dev`` without the
-    variable behaves as it always did. The server enters this once per event loop and
-    closes the pool at shutdown.
+    How langgraph-api (0.16) uses it: ``"checkpointer": {"path": ...}`` is loaded once at
+    start-up. The server calls this function and enters the context it returns the first
+    time a (Python) thread asks for a checkpointer; it keeps the result in a thread-local and
+    exits it at shutdown. In ``langgraph dev`` that is once, on the server's event-loop thread
+    during start-up, so one saver, and one pool, serves every run and every LangGraph thread
+    (conversation) of the server: nothing here is per run or per conversation.
+
+    Because ``langgraph.json`` names this factory, the server always runs in its
+    custom-checkpointer mode, whatever this yields: it wraps the saver in its adapter and logs
+    "Using custom checkpointer: <class name>".
+
+    With a Postgres ``$GRAPH_AGENT_CHECKPOINT_URI`` this yields an ``AsyncPostgresSaver`` over
+    a connection pool: runs execute concurrently and each holds a connection while it
+    writes. The pool checks a connection before lending it (``check_connection``), so one
+    that a Postgres restart or an idle timeout closed is replaced instead of failing a run.
+    Otherwise it yields the runtime's own saver (`_server_default_checkpointer`), so
+    ``langgraph dev`` without the variable keeps its usual storage, through that adapter.
     """
     uri = checkpoint_uri()
     if not is_postgres(uri):
@@ -232,8 +271,8 @@ async def server_checkpointer() -> AsyncIterator[Any]:
     from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
     size = _pool_size()
-    kwargs = _connect_kwargs(uri)
     try:  # one plain connection first: a pool only says "incomplete after N s", this says why
+        kwargs = _connect_kwargs(uri)
         probe = await psycopg.AsyncConnection.connect(uri, **kwargs)
     except psycopg.Error as exc:
         raise _unreachable(uri, exc) from exc
@@ -244,6 +283,7 @@ async def server_checkpointer() -> AsyncIterator[Any]:
         kwargs=kwargs,
         open=False,
         name="graph-agent-checkpoints",
+        check=AsyncConnectionPool.check_connection,
     )
     try:
         async with probe:  # it holds the setup lock while a pooled connection makes the tables
@@ -262,11 +302,12 @@ async def server_checkpointer() -> AsyncIterator[Any]:
 
 
 def _server_default_checkpointer() -> Any:
-    """The checkpointer the LangGraph server uses when ``langgraph.json`` names none.
+    """The saver the LangGraph server would use if ``langgraph.json`` named no checkpointer.
 
     For ``langgraph dev`` (the in-memory runtime) that is its in-memory saver, persisted to
     ``.langgraph_api/`` between restarts. ``langgraph_runtime`` picks the running edition's
-    module, so this stays right if the server runs another edition.
+    module, so this stays right if the server runs another edition. The server still treats
+    it as a custom checkpointer (see `server_checkpointer`).
     """
     from langgraph_runtime.checkpoint import Checkpointer
 

@@ -121,8 +121,10 @@ class Context:
             "description": "Where remote models run (hybrid mode; empty: everything runs "
             "locally): '<model id>=<URL>' pairs, comma-separated, or a JSON object, for "
             "TGI/TEI/Inference Endpoint deployments of those models; or a URL with {model} "
-            "for a router that serves any model by id. The token comes from HF_TOKEN "
-            "(or GRAPH_AGENT_INFERENCE_TOKEN), never from here."
+            "for a router that serves any model by id. The token comes from "
+            "GRAPH_AGENT_INFERENCE_TOKEN (any endpoint) or HF_TOKEN (Hugging Face hosts only), "
+            "never from here; no token goes over plain http to another machine, and Hugging "
+            "Face-hosted endpoints are off while HF_HUB_OFFLINE=1."
         },
     )
     inference_provider: str = field(

@@ -37,8 +37,27 @@ def append(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
     return [*(left or []), *right]
 
 
+def text(_left: str | None, right: str | None) -> str:
+    """The newest value, without NUL characters: the reducer of every top-level text key.
+
+    A NUL is never meaningful in a request or an answer, and Postgres cannot store one (the
+    Postgres checkpointer keeps top-level strings inline in JSONB): a request pasted with a
+    stray ``\x00`` would otherwise fail at the first checkpoint, before any node could clean
+    it. Nested values are stored as binary blobs and are unaffected.
+    """
+    if right is None:
+        return ""
+    # A caller may send a non-string (``{"request": 123}``): as text, the planner can say
+    # what is wrong with it instead of the reducer failing on it.
+    return (right if isinstance(right, str) else str(right)).replace("\x00", "")
+
+
+#: A text key of the state: last value wins, NUL characters dropped (see `text`).
+Text = Annotated[str, text]
+
+
 class _Request(TypedDict):
-    request: str
+    request: Text
 
 
 class InputState(_Request, total=False):
@@ -55,11 +74,11 @@ class InputState(_Request, total=False):
 class OutputState(TypedDict, total=False):
     """What callers get back."""
 
-    answer: str
+    answer: Text
     report: dict[str, Any]
     outputs: dict[str, str]
     #: The report for people: Markdown with a Mermaid diagram of the plan.
-    report_markdown: str
+    report_markdown: Text
 
 
 class State(InputState, total=False):
@@ -85,13 +104,13 @@ class State(InputState, total=False):
     #: Re-plans made in this run (at most ``Context.max_replans``).
     replans: int
     #: Set by the critic when it sends the run back to the planner; the re-planner clears it.
-    replan_reason: str
+    replan_reason: Text
     #: Outputs of the thread's previous request, offered to this one as named inputs
     #: ("summary", "transcript", "image"; see ``graph_agent.turns``).
     earlier_inputs: dict[str, str]
     #: Set when the run cannot go on (bad request, invalid plan); the responder explains it.
-    error: str
-    answer: str
+    error: Text
+    answer: Text
     report: dict[str, Any]
     outputs: dict[str, str]
-    report_markdown: str
+    report_markdown: Text

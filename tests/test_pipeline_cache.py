@@ -13,13 +13,16 @@ from typing import Any
 
 import pytest
 import torch
+from polling import wait_until
 
 from graph_agent import Context
 from graph_agent.nodes.executor import SubtaskTimeoutError, call_with_timeout
 from graph_agent.tools import pipeline_cache as pc
+from graph_agent.tools import spec
 from graph_agent.tools.pipeline_cache import (
     MB,
     PIPELINES,
+    AbandonedCallError,
     Lease,
     PipelineCache,
     estimate_bytes,
@@ -29,6 +32,7 @@ from graph_agent.tools.pipeline_cache import (
     torch_bytes,
     weight_files_bytes,
 )
+from graph_agent.tools.spec import TaskTool, ToolCall
 
 
 class FakeLoader:
@@ -53,10 +57,21 @@ class FakeLoader:
         return int(self.sizes_mb[path] * MB)
 
 
-def make_cache(sizes_mb: dict[str, float], budget_mb: float | None = 100, **kwargs: Any):
+def make_cache(
+    sizes_mb: dict[str, float],
+    budget_mb: float | None = 100,
+    *,
+    pre_estimate: bool = False,
+    **kwargs: Any,
+):
+    """A cache over fake models of ``sizes_mb``; ``pre_estimate``: loads reserve those sizes."""
     loader = FakeLoader(sizes_mb)
     cache = PipelineCache(
-        budget_mb, device="cpu", estimate=loader.estimate, pre_estimate=lambda p: 0, **kwargs
+        budget_mb,
+        device="cpu",
+        estimate=loader.estimate,
+        pre_estimate=(lambda p: int(sizes_mb[p] * MB)) if pre_estimate else (lambda p: 0),
+        **kwargs,
     )
     loader.cache = cache
     return cache, loader
@@ -385,28 +400,391 @@ def _count(inside: list[int], most: list[int], guard: threading.Lock) -> None:
         inside[0] -= 1
 
 
+def waiting(cache: PipelineCache) -> int:
+    """Threads blocked in the cache (for a model's lock, a load, or room to load)."""
+    return getattr(cache, "_waiting", 0)
+
+
+def start(target: Any, *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True)
+    thread.start()
+    return thread
+
+
 def test_one_call_at_a_time_per_model_but_different_models_in_parallel():
     cache, loader = make_cache({"a": 1, "b": 1})
-    a, b = cache.get("k", "a", loader), cache.get("k", "b", loader)
 
-    def call(model, inside, most, guard):
-        with cache.exclusive(model):
+    def call(path, inside, most, guard):
+        with cache.get_exclusive("k", path, loader):
             _count(inside, most, guard)
 
-    assert _overlaps(call, [a, a, a]) == 1  # one pipeline is never run by two threads
-    assert _overlaps(call, [a, b]) == 2  # two models do run at once
-    assert _overlaps(call, [{"not": "cached"}] * 2) == 2  # unknown objects are not guarded
+    assert _overlaps(call, ["a", "a", "a"]) == 1  # one pipeline is never run by two threads
+    assert _overlaps(call, ["a", "b"]) == 2  # two models do run at once
+    assert loader.calls == ["a", "b"]
+    with (  # the same thread may nest
+        cache.get_exclusive("k", "a", loader) as outer,
+        cache.get_exclusive("k", "a", loader) as inner,
+    ):
+        assert inner is outer
 
 
-def test_loads_happen_one_at_a_time_even_for_different_models():
-    cache, loader = make_cache({"a": 1, "b": 1, "c": 1}, budget_mb=None)
+def test_a_call_waiting_for_a_model_stays_serialised_when_the_model_is_evicted():
+    """The lock is the entry's: evicting the model cannot unguard a call that already has it."""
+    cache, loader = make_cache({"a": 10})
+    holding, release = threading.Event(), threading.Event()
+    got: dict[str, Any] = {}
+    order: list[str] = []
 
-    def load(path, inside, most, guard):
-        def slow(p: str) -> Any:
-            _count(inside, most, guard)
-            return loader(p)
+    def first() -> None:
+        with cache.get_exclusive("k", "a", loader) as model:
+            got["first"] = model
+            holding.set()
+            release.wait(2)
+            order.append("first done")
 
-        cache.get("k", path, slow)
+    def second() -> None:
+        with cache.get_exclusive("k", "a", loader) as model:
+            order.append("second runs")
+            got["second"] = model
 
-    assert _overlaps(load, ["a", "b", "c"]) == 1
-    assert sorted(loader.calls) == ["a", "b", "c"]
+    threads = [start(first)]
+    try:
+        assert holding.wait(2)
+        threads.append(start(second))
+        assert wait_until(lambda: waiting(cache) == 1)  # it has the model, not yet the lock
+        cache.clear()  # evicted meanwhile, as another model's load would
+        with cache.get_exclusive("k", "a", loader) as fresh:  # a later call: a fresh copy
+            assert fresh is not got["first"] and cache.loads == 2
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(2)
+    assert order == ["first done", "second runs"] and got["second"] is got["first"]
+
+
+def test_different_models_load_in_parallel_and_reserve_their_room_together():
+    cache, loader = make_cache({"a": 30, "b": 40}, budget_mb=100, pre_estimate=True)
+    inside = threading.Barrier(3, timeout=2)  # both loaders and this thread
+    release = threading.Event()
+
+    def slow(path: str) -> Any:
+        inside.wait()
+        release.wait(2)
+        return loader(path)
+
+    threads = [start(cache.get, "k", path, slow) for path in ("a", "b")]
+    try:
+        inside.wait()  # BrokenBarrierError if the loads ran one at a time
+        assert cache._reserved == 70 * MB
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(2)
+    assert sorted(paths(cache)) == ["a", "b"] and cache.loads == 2 and cache.evictions == 0
+    assert cache._reserved == 0
+
+
+def gated(loader: Any) -> tuple[Any, threading.Event, threading.Event]:
+    """``loader`` that signals it started and waits for a release: (loader, inside, release)."""
+    inside, release = threading.Event(), threading.Event()
+
+    def slow(path: str) -> Any:
+        inside.set()
+        release.wait(2)
+        return loader(path)
+
+    return slow, inside, release
+
+
+def test_a_load_that_does_not_fit_next_to_a_running_one_waits_without_reserving():
+    """Room is reserved when a load starts: a queued load evicts nothing in use meanwhile."""
+    cache, loader = make_cache({"x": 30, "a": 60, "b": 50}, budget_mb=100, pre_estimate=True)
+    cache.get("k", "x", loader)
+    slow_a, a_inside, a_release = gated(loader)
+    threads = [start(cache.get, "k", "a", slow_a)]
+    try:
+        assert a_inside.wait(2)
+        threads.append(start(cache.get, "k", "b", loader))  # 60 + 50 > 100: b must wait
+        assert wait_until(lambda: waiting(cache) == 1 or "x" not in paths(cache))
+        assert paths(cache) == ["x"]  # still there for the calls running on it
+        assert cache._reserved == 60 * MB and loader.calls == ["x"]
+    finally:
+        a_release.set()
+        for thread in threads:
+            thread.join(2)
+    # a fitted next to x; b then needed the room of both.
+    assert loader.calls == ["x", "a", "b"] and paths(cache) == ["b"] and cache.evictions == 2
+
+
+def test_a_large_load_waiting_for_room_is_not_overtaken_by_smaller_ones():
+    # c fits next to a but not next to big: it must wait for big, which came first.
+    cache, loader = make_cache({"a": 60, "big": 95, "c": 10}, budget_mb=100, pre_estimate=True)
+    slow_a, a_inside, a_release = gated(loader)
+    threads = [start(cache.get, "k", "a", slow_a)]
+    try:
+        assert a_inside.wait(2)
+        threads.append(start(cache.get, "k", "big", loader))
+        assert wait_until(lambda: waiting(cache) == 1)
+        threads.append(start(cache.get, "k", "c", loader))  # would fit next to a, but waits
+        assert wait_until(lambda: waiting(cache) == 2)
+        assert loader.calls == []
+    finally:
+        a_release.set()
+        for thread in threads:
+            thread.join(2)
+    assert loader.calls == ["a", "big", "c"]
+
+
+def test_a_loader_may_load_a_model_another_thread_waits_to_load():
+    """No global load lock: a loader asking for another model cannot deadlock with a thread
+    that waits to load that model (the old per-key lock -> global lock ordering did)."""
+    cache, loader = make_cache({"x": 60, "k": 50}, budget_mb=100, pre_estimate=True)
+    x_inside = threading.Event()
+    nested: list[Any] = []
+    other_waited: list[bool] = []
+
+    def x_loader(path: str) -> Any:
+        x_inside.set()
+        # The other thread waits for room to load k (asserted below, outside the loader).
+        other_waited.append(wait_until(lambda: waiting(cache) >= 1))
+        nested.append(cache.get("k", "k", loader))
+        return loader(path)
+
+    threads = [start(cache.get, "k", "x", x_loader)]
+    assert x_inside.wait(2)
+    threads.append(start(cache.get, "k", "k", loader))
+    for thread in threads:
+        thread.join(2)
+    assert not any(thread.is_alive() for thread in threads), "deadlocked"
+    assert other_waited == [True], "k's loader never waited, so the test proved nothing"
+    assert nested and nested[0]["path"] == "k"
+
+
+def test_a_loader_asking_for_its_own_model_fails_instead_of_hanging():
+    cache, _ = make_cache({"a": 1})
+    errors: list[BaseException] = []
+
+    def recursive(path: str) -> Any:
+        return cache.get("k", "a", recursive)
+
+    def call() -> None:
+        try:
+            cache.get("k", "a", recursive)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    thread = start(call)
+    thread.join(2)
+    assert not thread.is_alive() and "asked the cache for itself" in str(errors[0])
+    assert paths(cache) == [] and cache._loading_keys == {} and cache._reserved == 0
+
+
+# --------------------------------------------------------------------------- abandoned waiters
+
+
+def sleepy_tool(monkeypatch, cache: PipelineCache, loader: Any, release: threading.Event):
+    """A TaskTool on ``cache`` whose call named "runner" holds its model until ``release``."""
+    running = threading.Event()
+
+    def call(model: Any, tool_call: ToolCall) -> Any:
+        if tool_call.subtask_id == "runner":
+            running.set()
+            release.wait(5)
+        return model
+
+    monkeypatch.setattr(spec, "PIPELINES", cache)
+    tool = TaskTool(
+        task="test",
+        inputs=(),
+        output="text",
+        loader="k",
+        call=call,
+        description="Hold the model (test only).",
+        make_loader=loader,
+    )
+    return tool, running
+
+
+def run_under(cache: PipelineCache, tool: TaskTool, lease: Lease, name: str, box: dict) -> None:
+    with cache.using(lease):
+        try:
+            box[name] = tool.run("a", ToolCall(args={}, artifacts=None, subtask_id=name))  # type: ignore[arg-type]
+        except Exception as exc:
+            box[name] = exc
+
+
+def test_abandoned_waiters_on_one_model_count_it_once_and_stop_waiting(monkeypatch):
+    cache, loader = make_cache({"a": 30})
+    release = threading.Event()
+    tool, running = sleepy_tool(monkeypatch, cache, loader, release)
+    leases = {name: Lease() for name in ("runner", "w1", "w2", "w3")}
+    box: dict[str, Any] = {}
+    runner = start(run_under, cache, tool, leases["runner"], "runner", box)
+    try:
+        assert running.wait(2)
+        waiters = [start(run_under, cache, tool, leases[n], n, box) for n in ("w1", "w2", "w3")]
+        assert wait_until(lambda: waiting(cache) == 3)
+        assert all(cache.abandon(lease) for lease in leases.values())  # all timed out
+        assert cache.retired_bytes == 30 * MB  # once: only the runner holds it
+        assert paths(cache) == []
+        for waiter in waiters:
+            waiter.join(2)
+        assert not any(w.is_alive() for w in waiters), "abandoned waiters kept waiting"
+        assert all(isinstance(box[n], AbandonedCallError) for n in ("w1", "w2", "w3"))
+    finally:
+        release.set()
+        runner.join(2)
+    assert cache.retired_bytes == 0 and cache.loads == 1
+
+
+def test_two_abandoned_calls_on_one_model_count_it_once_until_both_finish():
+    cache, loader = make_cache({"a": 30})
+    leases = [Lease(), Lease()]
+    got = [threading.Event(), threading.Event()]
+    release = [threading.Event(), threading.Event()]
+
+    def stuck(i: int) -> None:
+        with cache.using(leases[i]):
+            cache.get("k", "a", loader)
+            got[i].set()
+            release[i].wait(5)
+
+    threads = [start(stuck, i) for i in (0, 1)]
+    try:
+        assert all(event.wait(2) for event in got)
+        assert cache.abandon(leases[0]) and cache.abandon(leases[1])
+        assert cache.retired_bytes == 30 * MB
+        release[0].set()
+        threads[0].join(2)
+        assert cache.retired_bytes == 30 * MB  # the other one still runs on it
+    finally:
+        for event in release:
+            event.set()
+        for thread in threads:
+            thread.join(2)
+    assert cache.retired_bytes == 0
+
+
+def test_a_waiter_takes_a_fresh_copy_instead_of_queueing_behind_an_abandoned_call(
+    monkeypatch,
+):
+    cache, loader = make_cache({"a": 30})
+    release = threading.Event()
+    tool, running = sleepy_tool(monkeypatch, cache, loader, release)
+    runner_lease, box = Lease(), {}
+    runner = start(run_under, cache, tool, runner_lease, "runner", box)
+    try:
+        assert running.wait(2)
+        waiter = start(run_under, cache, tool, Lease(), "waiter", box)
+        assert wait_until(lambda: waiting(cache) == 1)
+        assert cache.abandon(runner_lease)
+        waiter.join(2)
+        assert not waiter.is_alive(), "queued behind the abandoned call"
+        assert box["waiter"]["path"] == "a" and cache.loads == 2 and paths(cache) == ["a"]
+        assert cache.retired_bytes == 30 * MB
+    finally:
+        release.set()
+        runner.join(2)
+    assert box["runner"] is not box["waiter"] and cache.retired_bytes == 0
+
+
+def test_a_call_abandoned_while_its_model_loads_leaves_the_model_cached(monkeypatch):
+    """It never ran on the model, so the model is not set aside with it."""
+    cache, loader = make_cache({"a": 30})
+    loading, release = threading.Event(), threading.Event()
+
+    def slow(path: str) -> Any:
+        loading.set()
+        release.wait(5)
+        return loader(path)
+
+    tool, _ = sleepy_tool(monkeypatch, cache, slow, threading.Event())
+    lease, box = Lease(), {}
+    threads = [start(cache.get, "k", "a", slow)]
+    try:
+        assert loading.wait(2)
+        threads.append(start(run_under, cache, tool, lease, "waiter", box))
+        assert wait_until(lambda: waiting(cache) == 1)
+        assert cache.abandon(lease)
+        threads[1].join(2)
+        assert not threads[1].is_alive(), "the abandoned call kept waiting for the load"
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(2)
+    assert isinstance(box["waiter"], AbandonedCallError)
+    assert paths(cache) == ["a"] and cache.retired_bytes == 0 and cache.loads == 1
+
+
+# --------------------------------------------------------------------------- failures mid-load
+
+
+class Interrupted(BaseException):
+    """Stands for KeyboardInterrupt or SystemExit, without interrupting pytest itself."""
+
+
+def finishes(target: Any, *args: Any) -> bool:
+    """Whether ``target(*args)`` returns (or raises) within 2 s in another thread."""
+    thread = start(target, *args)
+    thread.join(2)
+    return not thread.is_alive()
+
+
+def assert_no_load_left(cache: PipelineCache) -> None:
+    assert cache._loading_keys == {} and cache._loads_running == 0 and cache._reserved == 0
+
+
+def test_a_failure_freeing_evicted_models_releases_the_load(monkeypatch):
+    """Making room for a load evicts x; freeing it fails (a CUDA error in empty_cache). The
+    load's key, slot and reservation are released all the same, so the next call loads it."""
+    cache, loader = make_cache({"x": 60, "a": 60}, budget_mb=100, pre_estimate=True)
+    cache.get("k", "x", loader)
+    failures = [RuntimeError("CUDA error: an illegal memory access was encountered")]
+
+    def empty_cache() -> None:
+        if failures:
+            raise failures.pop()
+
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", empty_cache)
+    with pytest.raises(RuntimeError, match="CUDA error"):
+        cache.get("k", "a", loader)
+    assert paths(cache) == [] and cache.evictions == 1
+    assert_no_load_left(cache)
+    assert finishes(cache.get, "k", "a", loader), "the key stayed claimed by the failed load"
+    assert paths(cache) == ["a"] and loader.calls == ["x", "a"]
+    assert_no_load_left(cache)
+
+
+def test_a_base_exception_sizing_a_loaded_model_releases_its_reservation():
+    """An estimate interrupted by a BaseException (Exception is already caught) ends the load:
+    no phantom load keeps its reservation, so a load that fits only alone does not wait."""
+    cache, loader = make_cache({"a": 60, "b": 50}, budget_mb=100, pre_estimate=True)
+
+    def estimate(obj: Any, path: str) -> int:
+        if path == "a":
+            raise Interrupted
+        return loader.estimate(obj, path)
+
+    cache._estimate = estimate
+    with pytest.raises(Interrupted):
+        cache.get("k", "a", loader)
+    assert paths(cache) == []
+    assert_no_load_left(cache)
+    assert finishes(cache.get, "k", "b", loader), "b waited for room next to a phantom load"
+    assert paths(cache) == ["b"] and cache.loads == 1
+    assert_no_load_left(cache)
+
+
+def test_a_base_exception_in_the_loader_releases_its_key_and_reservation():
+    cache, loader = make_cache({"a": 60, "b": 50}, budget_mb=100, pre_estimate=True)
+
+    def interrupted(path: str) -> Any:
+        raise Interrupted
+
+    with pytest.raises(Interrupted):
+        cache.get("k", "a", interrupted)
+    assert_no_load_left(cache)
+    assert finishes(cache.get, "k", "a", loader) and finishes(cache.get, "k", "b", loader)
+    assert loader.calls == ["a", "b"]
+    assert_no_load_left(cache)

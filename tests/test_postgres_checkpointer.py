@@ -7,16 +7,18 @@ models; the kill -9 resume test on Postgres is in ``test_cli_resume.py``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 import time
 import urllib.request
-from typing import Any
+from typing import Any, TypedDict
 
 import psycopg
 import pytest
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
 from graph_agent import Context, build_graph
@@ -26,6 +28,7 @@ from graph_agent.checkpointing import (
     describe,
     open_checkpointer,
     redact,
+    server_checkpointer,
     sqlite_path,
 )
 from graph_agent.cli import main
@@ -192,3 +195,45 @@ def test_approval_resume_with_a_fresh_saver_in_process(
         final = build_graph(fresh).invoke(Command(resume=False), _config(thread), context=ctx)
     assert not final.get("outputs")  # rejected: nothing ran
     assert final["report"]["decisions"][-1]["decision"] == "rejected"
+
+
+class _Text(TypedDict):
+    text: str
+
+
+def test_a_nul_character_postgres_cannot_store_is_a_clear_error(postgres_uri):
+    """Postgres refuses "\\x00" in JSONB, where the saver keeps the state's strings: the
+    write fails inside the run, and comes out as CheckpointerError saying what to do (the
+    graph strips NULs itself; this is the defence behind that)."""
+    graph = StateGraph(_Text)
+    graph.add_node("emit", lambda s: {"text": s["text"] + "\x00 and the rest"})
+    graph.add_edge(START, "emit")
+    graph.add_edge("emit", END)
+    with pytest.raises(CheckpointerError) as caught, open_checkpointer(postgres_uri) as saver:
+        graph.compile(checkpointer=saver).invoke({"text": "model output"}, _config(_thread("nul")))
+    message = str(caught.value)
+    assert "Postgres refused to store this run's checkpoint" in message
+    assert "UntranslatableCharacter" in message and "NUL character" in message
+    assert f"unset {ENV_VAR}" in message
+    assert "model output" not in message  # the server's CONTEXT line quotes the state: left out
+    assert isinstance(caught.value.__cause__, psycopg.DataError)
+
+
+def test_the_server_pool_replaces_a_connection_postgres_closed(postgres_uri, monkeypatch):
+    """The server's pool checks a connection before lending it, so one a Postgres restart or
+    an idle timeout closed is replaced instead of failing the next run."""
+    monkeypatch.setenv(ENV_VAR, postgres_uri)
+    thread = _config(_thread("pool"))
+
+    async def main() -> None:
+        async with server_checkpointer() as saver:
+            assert await saver.aget_tuple(thread) is None  # the pool's connection works
+            async with await psycopg.AsyncConnection.connect(postgres_uri, autocommit=True) as c:
+                await c.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = '' AND pid <> pg_backend_pid() "
+                    "AND datname = current_database()"
+                )
+            assert await saver.aget_tuple(thread) is None  # a fresh one, not an error
+
+    asyncio.run(main())

@@ -5,28 +5,37 @@ The fake speaks the protocol InferenceClient speaks to a real server: chat compl
 for HF Inference tasks, raw bytes for binary inputs, the same answer shapes, and the same
 error statuses. Tests run with HF_HUB_OFFLINE=1, which proves an explicit endpoint still
 works offline; no test uses a provider, and nothing reaches the Hub.
+
+The fake expects ``GRAPH_AGENT_INFERENCE_TOKEN``; ``HF_TOKEN`` is set too, to a token that must
+never reach it (127.0.0.1 is not a Hugging Face host).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from huggingface_hub import constants
+from langgraph.checkpoint.memory import InMemorySaver
 
 from graph_agent import Context, build_graph
+from graph_agent.nodes import executor
+from graph_agent.nodes.selector import place
 from graph_agent.retrieval_index.cards import ModelCard
 from graph_agent.retrieval_index.catalog import Catalog
 from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME
 from graph_agent.tools.artifacts import ArtifactStore
+from graph_agent.tools.errors import ToolError
 from graph_agent.tools.remote import (
     CHAT,
     RemoteAuthError,
@@ -36,11 +45,15 @@ from graph_agent.tools.remote import (
     RemoteTimeoutError,
     RetryPolicy,
     choose_backend,
+    endpoint_token,
+    is_hf_host,
     remote_call,
 )
 from graph_agent.tools.spec import ToolCall
 
-TOKEN = "hf_fake_token_for_tests"
+TOKEN = "fake_inference_token_for_tests"
+#: The user's Hugging Face token: it must only ever go to Hugging Face hosts.
+HUB_TOKEN = "hf_users_own_hub_token_never_sent_to_others"
 BIG = "big-org/Big-Chat-70B-Instruct"
 GATED = "gated-org/Gated-Chat-34B-Instruct"
 SUMMARY = "The team moved the launch to May and will hire two engineers."
@@ -68,6 +81,8 @@ class FakeInference:
     delay_s: float = 0.0
     #: Models whose requests are refused with 401 whatever the token.
     refuse: set[str] = field(default_factory=set)
+    #: False: any Authorization (or none) is accepted, e.g. Basic auth from URL userinfo.
+    require_token: bool = True
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -103,6 +118,9 @@ class FakeInference:
             return [{"summary_text": SUMMARY}]
         if task == "feature-extraction":  # TEI: one row per input
             return [[0.3, 0.4, 0.0, 1.2]]
+        if task == "zero-shot-classification":  # worst first: the client must sort
+            labels = body["parameters"]["candidate_labels"]
+            return [{"label": lb, "score": (i + 1) / 10} for i, lb in enumerate(labels)]
         if task == "image-classification":
             assert content_type.startswith("image/"), content_type
             assert isinstance(body, bytes) and body.startswith(b"\x89PNG")
@@ -138,7 +156,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake.requests.append({"path": path, "model": model, "body": body, "headers": self.headers})
         if fake.delay_s and fake.stop.wait(fake.delay_s):
             return  # the test is over
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}" or model in fake.refuse:
+        authorized = self.headers.get("Authorization") == f"Bearer {TOKEN}"
+        if (fake.require_token and not authorized) or model in fake.refuse:
             # What TGI and Inference Endpoints answer to a missing or wrong token.
             return self._send(401, {"error": "Authorization header is invalid"})
         if fake.fail_first:
@@ -152,9 +171,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def fake(monkeypatch) -> Iterator[FakeInference]:
-    """The fake on a free port in a thread, with the right token in HF_TOKEN."""
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.delenv("GRAPH_AGENT_INFERENCE_TOKEN", raising=False)
+    """The fake on a free port in a thread, with the right token in GRAPH_AGENT_INFERENCE_TOKEN
+    and the user's own Hugging Face token in HF_TOKEN (which the fake must never see)."""
+    monkeypatch.setenv("GRAPH_AGENT_INFERENCE_TOKEN", TOKEN)
+    monkeypatch.setenv("HF_TOKEN", HUB_TOKEN)
     # Offline, for certain (conftest sets it, but a developer's env could override it):
     # the endpoint must still work, and the Hub must never be reached.
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
@@ -237,6 +257,25 @@ def test_native_summarization_embedding_and_image_classification(fake, tmp_path)
     assert fake.requests[-1]["headers"]["Content-Type"] == "image/png"
 
 
+def test_zero_shot_labels_are_read_and_reported_as_the_local_tool_does(fake, tmp_path):
+    """One helper reads the labels (a list, or a comma-separated string) and one builds the
+    result, for local and remote runs alike."""
+    from graph_agent.tools.embedding import candidate_labels
+
+    model = "facebook/bart-large-mnli"
+    fake.tasks = {model: "zero-shot-classification"}
+    call = _call(tmp_path, text="The match went to extra time.", labels="politics, sports,")
+    assert candidate_labels(call) == ["politics", "sports"]
+    result = _backend(fake.router).run(
+        "zero-shot-classification", model, "zero-shot-classification", call
+    )
+    assert fake.requests[-1]["body"]["parameters"]["candidate_labels"] == ["politics", "sports"]
+    assert result.kind == "labels" and result.text == "sports" and result.confidence == 0.2
+    assert [d["label"] for d in result.data] == ["sports", "politics"]  # best first
+    with pytest.raises(ToolError, match="needs candidate labels"):
+        candidate_labels(_call(tmp_path, text="x", labels=" , "))
+
+
 def test_per_model_deployment_url(fake, tmp_path):
     """A TGI serving one model: '<model id>=<URL>'; the chat route is appended to that URL."""
     backend = _backend(f"{BIG}={fake.url()}, other/model={fake.url('/other')}")
@@ -314,21 +353,184 @@ def test_connection_refused_is_retried_then_says_to_check_the_server(tmp_path, m
 
 
 def test_401_is_a_clear_auth_error_naming_the_endpoint_and_not_retried(fake, tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_TOKEN", "hf_wrong")
+    monkeypatch.setenv("GRAPH_AGENT_INFERENCE_TOKEN", "wrong-token")
     with pytest.raises(RemoteAuthError) as caught:
         _backend(fake.router).run("summarization", BIG, CHAT, _call(tmp_path, text=NOTES))
     message = str(caught.value)
     assert fake.url(f"/models/{BIG}") in message
     assert "HTTP 401 Unauthorized" in message
-    assert "the token from HF_TOKEN was not accepted" in message
-    assert "Set HF_TOKEN (or GRAPH_AGENT_INFERENCE_TOKEN)" in message
-    assert "hf_wrong" not in message
+    assert "the token from GRAPH_AGENT_INFERENCE_TOKEN was not accepted" in message
+    assert "Set GRAPH_AGENT_INFERENCE_TOKEN to a token this endpoint accepts" in message
+    assert "wrong-token" not in message
     assert len(fake.requests) == 1
+
+
+# --------------------------------------------------------------------------- which token where
+
+
+def test_the_inference_token_is_sent_and_the_hub_token_is_not(fake, tmp_path):
+    _backend(fake.router).run("summarization", BIG, CHAT, _call(tmp_path, text=NOTES))
+    (req,) = fake.requests
+    assert req["headers"]["Authorization"] == f"Bearer {TOKEN}"
+    assert HUB_TOKEN not in str(req["headers"])
+
+
+def test_hf_token_is_never_sent_to_a_non_hf_endpoint(fake, tmp_path, monkeypatch):
+    """HF_TOKEN set, GRAPH_AGENT_INFERENCE_TOKEN not: 127.0.0.1 gets no token at all, and the
+    401 says why and what to set."""
+    monkeypatch.delenv("GRAPH_AGENT_INFERENCE_TOKEN")
+    with pytest.raises(RemoteAuthError) as caught:
+        _backend(fake.router).run("summarization", BIG, CHAT, _call(tmp_path, text=NOTES))
+    (req,) = fake.requests
+    assert "Authorization" not in req["headers"]
+    message = str(caught.value)
+    assert "no token was sent, as GRAPH_AGENT_INFERENCE_TOKEN is not set" in message
+    assert "only sent to Hugging Face hosts" in message and HUB_TOKEN not in message
+
+
+def test_the_saved_login_token_is_never_sent_to_a_non_hf_endpoint(fake, tmp_path, monkeypatch):
+    """InferenceClient falls back to the token `hf auth login` saved; not for this host."""
+    saved = tmp_path / "token"
+    saved.write_text("hf_saved_login_token_of_the_user_0123456789")
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(saved))
+    monkeypatch.delenv("GRAPH_AGENT_INFERENCE_TOKEN")
+    monkeypatch.delenv("HF_TOKEN")
+    from huggingface_hub import get_token
+
+    assert get_token() == saved.read_text()  # what InferenceClient would send by itself
+    with pytest.raises(RemoteAuthError):
+        _backend(fake.router).run("summarization", BIG, CHAT, _call(tmp_path, text=NOTES))
+    (req,) = fake.requests
+    assert "Authorization" not in req["headers"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://router.huggingface.co/hf-inference/models/a/b",
+        "https://huggingface.co/api/x",
+        "https://abc123.us-east-1.aws.endpoints.huggingface.cloud",
+        "https://user-demo.hf.space/generate",
+        "https://hf.co/x",
+    ],
+)
+def test_hf_hosts_get_the_hub_token(url, monkeypatch):
+    monkeypatch.delenv("GRAPH_AGENT_INFERENCE_TOKEN", raising=False)
+    monkeypatch.setenv("HF_TOKEN", HUB_TOKEN)
+    assert is_hf_host(url)
+    choice = endpoint_token(url)
+    assert choice.token == HUB_TOKEN and choice.said.startswith("the token from HF_TOKEN")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://huggingface.co.evil.example/x",  # a look-alike host
+        "https://evil-huggingface.co/x",
+        "https://gpu-box.internal:8080",
+        "http://127.0.0.1:8080",
+    ],
+)
+def test_other_hosts_get_only_the_inference_token(url, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", HUB_TOKEN)
+    monkeypatch.delenv("GRAPH_AGENT_INFERENCE_TOKEN", raising=False)
+    assert not is_hf_host(url)
+    assert endpoint_token(url).token is None
+    monkeypatch.setenv("GRAPH_AGENT_INFERENCE_TOKEN", TOKEN)
+    assert endpoint_token(url).token == TOKEN
+
+
+def test_no_token_over_plain_http_to_another_machine(monkeypatch, caplog):
+    monkeypatch.setenv("GRAPH_AGENT_INFERENCE_TOKEN", TOKEN)
+    with caplog.at_level(logging.WARNING, logger="graph_agent.tools.remote"):
+        choice = endpoint_token("http://gpu-box:8080")
+    assert choice.token is None
+    assert "plain http://" in choice.said and "https://" in choice.fix
+    assert "Not sending the token from GRAPH_AGENT_INFERENCE_TOKEN" in caplog.text
+    assert TOKEN not in caplog.text
+    # This machine is fine: the token never leaves it (an SSH tunnel, a local TGI).
+    for local in ("http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080"):
+        assert endpoint_token(local).token == TOKEN, local
+    assert endpoint_token("https://gpu-box:8080").token == TOKEN
+
+
+def test_userinfo_in_the_url_replaces_the_token(monkeypatch):
+    monkeypatch.setenv("GRAPH_AGENT_INFERENCE_TOKEN", TOKEN)
+    choice = endpoint_token("https://u:p@gpu-box:8080")
+    assert choice.token is None and "HTTP Basic" in choice.said and choice.basic_auth
+    assert endpoint_token("http://u:p@127.0.0.1:8080").basic_auth  # never leaves this machine
+
+
+def test_no_password_over_plain_http_to_another_machine(caplog):
+    with caplog.at_level(logging.WARNING, logger="graph_agent.tools.remote"):
+        choice = endpoint_token("http://u:s3cret@gpu-box:8080/x")
+    assert choice.token is None and not choice.basic_auth
+    assert "plain http://" in choice.said and "https://" in choice.fix
+    assert "Not sending the user and password" in caplog.text and "s3cret" not in caplog.text
 
 
 def test_credentials_in_an_endpoint_url_are_never_shown():
     config = RemoteConfig.parse("m/x=http://user:s3cret@127.0.0.1:9/gen?api_key=s3cret")
     assert config is not None and config.where("m/x") == "http://127.0.0.1:9/gen"
+    with pytest.raises(ValueError) as caught:
+        RemoteConfig.parse("m/x=ftp://user:s3cret@h/gen")
+    assert "s3cret" not in str(caught.value) and "not an http(s) URL" in str(caught.value)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("failure", ["connection refused", "HTTP 500", "timeout"])
+def test_secrets_in_the_endpoint_url_stay_out_of_the_errors_and_the_graph_state(
+    failure, fake, hybrid_dir, tmp_path, monkeypatch, caplog
+):
+    """Credentials in the URL (userinfo, ?api_key=) never reach an attempt's error or trace,
+    and so never the checkpointed state: every remote attempt fails, the local model answers.
+    """
+    monkeypatch.setattr(executor, "RemoteBackend", partial(RemoteBackend, policy=FAST))
+    fake.require_token = False  # userinfo is sent as Basic auth, not our token
+    port, timeout_s = fake.port, 5.0
+    if failure == "connection refused":
+        port = _free_port()
+    elif failure == "HTTP 500":
+        fake.fail_first = [500] * 20
+    else:
+        fake.delay_s, timeout_s = 5.0, 0.3
+    endpoint = f"http://alice:PASSWORD@127.0.0.1:{port}/models/{{model}}?api_key=SECRET&x=1"
+    saver = InMemorySaver()
+    # httpx logs each request's URL at INFO, which the LangGraph server shows.
+    caplog.set_level(logging.INFO, logger="httpx")
+    final = _run(
+        hybrid_dir,
+        tmp_path,
+        saver,
+        inference_endpoint=endpoint,
+        inference_timeout_s=timeout_s,
+        max_retries=2,
+    )
+    if failure == "HTTP 500":
+        assert "HTTP Request: POST http://127.0.0.1" in caplog.text
+        assert "api_key=***" in caplog.text
+    for secret in ("SECRET", "PASSWORD"):
+        assert secret not in caplog.text
+    step = final["step"]
+    assert step["status"] == "ok" and step["runs"] == "local"
+    remote_tries = [t for t in step["tries"] if t.get("runs") == "remote"]
+    assert len(remote_tries) == 2 and all(t["problems"] for t in remote_tries)
+    # The failed attempts (error and trace) live in the checkpoints taken after the executor
+    # ran, not in the final state (the critic clears them): look at every one, and at the
+    # saver's raw bytes, which is what a database would hold.
+    history = list(
+        build_graph(saver).get_state_history({"configurable": {"thread_id": "remote-test"}})
+    )
+    stored = json.dumps([final, *(h.values for h in history)], default=str)
+    stored += repr(saver.storage) + repr(saver.writes)
+    assert "Traceback (most recent call last)" in stored and "tools.remote.Remote" in stored
+    for secret in ("SECRET", "PASSWORD", TOKEN, HUB_TOKEN):
+        assert secret not in stored
 
 
 def test_hub_endpoints_are_refused_offline_without_any_request(tmp_path, monkeypatch):
@@ -336,6 +538,57 @@ def test_hub_endpoints_are_refused_offline_without_any_request(tmp_path, monkeyp
     backend = _backend("https://router.huggingface.co/hf-inference/models/{model}")
     with pytest.raises(RemoteInferenceError, match="HF_HUB_OFFLINE"):
         backend.run("summarization", BIG, CHAT, _call(tmp_path, text=NOTES))
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://router.huggingface.co/hf-inference/models/{model}",
+        "https://abc.us-east-1.aws.endpoints.huggingface.cloud",
+        "https://someone-tgi.hf.space",
+    ],
+)
+def test_hf_hosted_endpoints_serve_nothing_offline(url, monkeypatch):
+    """Offline, an endpoint on a Hugging Face host is not counted as serving (so the selector
+    never places a model there); online it is. A self-hosted endpoint works either way."""
+    config = RemoteConfig.parse(url if "{model}" in url else f"{BIG}={url}")
+    self_hosted = RemoteConfig.parse(f"{BIG}=http://127.0.0.1:9, {GATED}=https://gpu-box:8080")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    assert config.offline_blocked(BIG) and not config.serves(BIG, CHAT)
+    # Self-hosted: the user enabled it explicitly, and offline mode is about Hugging Face.
+    assert self_hosted.serves(BIG, CHAT) and self_hosted.serves(GATED, CHAT)
+    assert self_hosted.offline_endpoints == []
+    assert config.offline_endpoints and all(
+        "huggingface" in u or "hf.space" in u for u in config.offline_endpoints
+    )
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    assert not config.offline_blocked(BIG) and config.serves(BIG, CHAT)
+    assert config.offline_endpoints == []
+
+
+def test_placement_keeps_a_model_local_when_its_hf_endpoint_is_offline(monkeypatch, tmp_path):
+    """The hybrid rule sees an offline Hugging Face endpoint as not serving: a model whose
+    weights are here runs here, one whose weights are not runs nowhere."""
+    from types import SimpleNamespace
+
+    local = ModelCard(
+        id=GATED, task="text-generation", parameters=34_000_000_000, local_path=str(tmp_path)
+    )
+    remote_only = ModelCard(id=BIG, task="text-generation", parameters=70_000_000_000)
+    index = SimpleNamespace(catalog={c.id: c for c in (local, remote_only)})
+    selection = {
+        "task": "summarization",
+        "reason": "best match",
+        "candidates": [{"id": GATED, "why": "w"}, {"id": BIG, "why": "w"}],
+    }
+    config = RemoteConfig.parse("https://router.huggingface.co/hf-inference/models/{model}")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    online = place(selection, index, config, 1000)["candidates"]
+    assert [c["runs"] for c in online] == ["remote", "remote"]
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    offline = place(selection, index, config, 1000)["candidates"]
+    assert offline[0]["runs"] == "local" and "endpoint" not in offline[0]
+    assert "nowhere to run it" in offline[1]["why"] and "endpoint" not in offline[1]
 
 
 # --------------------------------------------------------------------------- configuration
@@ -443,16 +696,14 @@ def hybrid_dir(tmp_path, models_dir, pack_model_dir) -> Path:
     return home
 
 
-def _run(hybrid_dir: Path, tmp_path: Path, **ctx: Any) -> dict[str, Any]:
+def _run(hybrid_dir: Path, tmp_path: Path, saver: Any = None, **ctx: Any) -> dict[str, Any]:
     notes = tmp_path / "notes.txt"
     notes.write_text(NOTES, encoding="utf-8")
-    final = (
-        build_graph()
-        .compile()
-        .invoke(
-            {"request": "summarize notes.txt in one sentence", "inputs": {"notes.txt": str(notes)}},
-            context=Context(models_dir=str(hybrid_dir), artifacts_dir=str(tmp_path / "art"), **ctx),
-        )
+    graph = build_graph(saver) if saver is not None else build_graph().compile()
+    final = graph.invoke(
+        {"request": "summarize notes.txt in one sentence", "inputs": {"notes.txt": str(notes)}},
+        {"configurable": {"thread_id": "remote-test"}},
+        context=Context(models_dir=str(hybrid_dir), artifacts_dir=str(tmp_path / "art"), **ctx),
     )
     (step,) = final["report"]["steps"]
     return {**final, "step": step}
@@ -490,6 +741,18 @@ def test_graph_moves_on_after_a_remote_failure_and_reports_endpoint_and_error(
         assert t["endpoint"] == fake.url(f"/models/{t['model']}")
         assert "HTTP 401 Unauthorized" in t["problems"][0] and t["endpoint"] in t["problems"][0]
     assert len(fake.requests) == 2  # a 401 is never retried
+
+
+def test_graph_offline_skips_a_hf_hosted_endpoint_and_says_so(hybrid_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    endpoint = "https://router.huggingface.co/hf-inference/models/{model}"
+    final = _run(hybrid_dir, tmp_path, inference_endpoint=endpoint)
+    step = final["step"]
+    assert step["status"] == "ok" and step["runs"] == "local"
+    assert step["model"] == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert not [t for t in step["tries"] if t.get("runs") == "remote"]
+    notes = [d for d in final["report"]["decisions"] if d.get("decision") == "endpoint not used"]
+    assert len(notes) == 1 and "HF_HUB_OFFLINE=1" in notes[0]["detail"]
 
 
 def test_nothing_changes_without_an_endpoint(hybrid_dir, tmp_path):

@@ -25,30 +25,53 @@ def load_sentence_model(path: str) -> Any:
     )
 
 
-def _embed(model: Any, call: ToolCall) -> ToolResult:
-    vec = model.encode([call.args["text"]], normalize_embeddings=True)[0]
+def embedding_result(vec: Any) -> ToolResult:
+    """A unit-length sentence vector as a result; the remote back end's vectors too, so a step
+    reports the same shape wherever it ran."""
     return ToolResult(
         kind="embedding",
         modality="text",
-        text=f"{vec.shape[0]}-dimensional embedding",
+        text=f"{len(vec)}-dimensional embedding",
         data=[round(float(x), 6) for x in vec],
     )
 
 
-def _similarity(model: Any, call: ToolCall) -> ToolResult:
-    a, b = model.encode([call.args["text"], call.args["other"]], normalize_embeddings=True)
+def similarity_result(a: Any, b: Any) -> ToolResult:
+    """The cosine of two unit-length vectors as a result (local and remote alike)."""
     score = float(np.dot(a, b))
     return ToolResult(
         kind="similarity", modality="text", text=f"{score:.3f}", data={"cosine": round(score, 4)}
     )
 
 
-def _zero_shot(model: Any, call: ToolCall) -> ToolResult:
-    labels = list(call.args.get("labels") or [])
+def candidate_labels(call: ToolCall) -> list[str]:
+    """A zero-shot call's candidate labels: a list, or one comma-separated string.
+
+    Plans carry a list, but a plan file, the CLI or an LLM planner may write
+    ``labels=sports,politics``; both forms must mean the same labels wherever the step runs
+    (locally here, or remotely in ``graph_agent.tools.remote``).
+    """
+    raw = call.args.get("labels") or []
+    items = raw.split(",") if isinstance(raw, str) else raw
+    labels = [str(label).strip() for label in items if str(label).strip()]
     if not labels:
         raise ToolError(
             "Zero-shot classification needs candidate labels, e.g. labels=sports,politics."
         )
+    return labels
+
+
+def _embed(model: Any, call: ToolCall) -> ToolResult:
+    return embedding_result(model.encode([call.args["text"]], normalize_embeddings=True)[0])
+
+
+def _similarity(model: Any, call: ToolCall) -> ToolResult:
+    a, b = model.encode([call.args["text"], call.args["other"]], normalize_embeddings=True)
+    return similarity_result(a, b)
+
+
+def _zero_shot(model: Any, call: ToolCall) -> ToolResult:
+    labels = candidate_labels(call)
     vecs = model.encode(
         [call.args["text"], *(f"This text is about {lb}." for lb in labels)],
         normalize_embeddings=True,

@@ -1,7 +1,8 @@
 """A warm cache of loaded pipelines, so a second call with the same model does not reload it.
 
 Loading is the slow part of every step (seconds for a 0.5B model on two cores), and parallel
-branches may ask for the same model at once, so each key loads exactly once under its own lock.
+branches may ask for the same model at once, so each key loads exactly once: later requests for
+it wait for the load in progress.
 
 The cache is bounded by memory, not by a count: every entry carries an estimate of the memory
 it holds (parameters x bytes per dtype for torch models; the size of the weight files for
@@ -10,14 +11,21 @@ recently used entries are dropped whenever the total would exceed the budget. A 
 than the whole budget still loads, alone, with a warning: refusing it would fail a run the
 machine may well manage.
 
-Concurrent runs share the cache. Loads happen one at a time (first imports inside loaders
-are not thread-safe), and calls on one loaded model run one at a time (`exclusive`:
-transformers pipelines are not thread-safe either); different models still run in parallel.
+Concurrent runs share the cache. Different models load in parallel. What loaders cannot do in
+parallel is their first lazy imports (`warm_imports`: done once each, one at a time, before the
+first load that needs them). A load reserves the memory its weight files predict when it starts,
+not while it waits, and starts only when it fits next to the loads in progress (or none is in
+progress), so parallel loads stay within the budget together. Calls on one loaded model run one
+at a time (`get_exclusive`: transformers pipelines are not thread-safe); the lock belongs to the
+cache entry, so a call that got a model just before it was evicted is still serialised with the
+others on it. Different models run in parallel.
 
 A tool call that the executor abandons after a timeout keeps running in its thread (Python
 cannot kill a thread). Such a call holds a :class:`Lease`; abandoning the lease takes the
-models it used out of the cache, so no later call shares a pipeline with a call still running
-on it, and keeps their memory counted against the budget until the abandoned call finishes.
+models it ran on out of the cache, so no later call shares a pipeline with a call still running
+on it, and keeps their memory counted against the budget (once per model, however many
+abandoned calls hold it) until the last abandoned call on it finishes. A call abandoned while it
+still waits (for a model's lock, a load, or room to load) stops waiting instead.
 """
 
 from __future__ import annotations
@@ -28,10 +36,11 @@ import os
 import re
 import sys
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +65,44 @@ _CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
 
 #: Per thread: the cache whose load is in progress, read by loaders through `loading_device`.
 _loading = threading.local()
-#: One load at a time in the process. Loaders import lazily (transformers resolves
-#: ``from transformers import pipeline`` on first use), and those first imports are not
-#: thread-safe: ten concurrent first requests on a fresh server raised "cannot import name
-#: 'pipeline' from 'transformers'". Two cores gain little from parallel loads anyway.
-_LOAD_LOCK = threading.RLock()
+
+#: The module behind ``from transformers import pipeline``. Importing it also imports
+#: transformers' auto classes, which the other transformers loaders (VQA) resolve lazily.
+TRANSFORMERS_PIPELINES = "transformers.pipelines"
+#: The module the sentence-transformers loaders import.
+SENTENCE_TRANSFORMERS = "sentence_transformers"
+
+_IMPORT_LOCK = threading.Lock()
+_warmed: set[str] = set()  # modules `warm_imports` has imported
+
+
+def warm_imports(*modules: str) -> None:
+    """Import ``modules`` once per process, one import at a time, before a load needs them.
+
+    First imports inside loaders are not thread-safe: transformers resolves ``from transformers
+    import pipeline`` lazily, and ten concurrent first requests on a fresh server raised "cannot
+    import name 'pipeline' from 'transformers'" (threads importing its submodules in different
+    orders are handed each other's half-initialised modules). Only these first imports are
+    serialised, so the loads themselves run in parallel and a slow load holds up no other. A
+    module that fails to import is left to its loader, which reports the error in context; the
+    next call tries again.
+    """
+    if all(name in _warmed for name in modules):
+        return
+    with _IMPORT_LOCK:
+        for name in modules:
+            if name in _warmed:
+                continue
+            try:
+                import_module(name)
+            except Exception:  # not installed, or broken: the loader reports it in context
+                log.debug("Could not import %s ahead of a load", name, exc_info=True)
+                continue
+            _warmed.add(name)
+
+
+class AbandonedCallError(TimeoutError):
+    """A call the executor gave up on (past ``subtask_timeout_s``) stopped waiting for a model."""
 
 
 # --------------------------------------------------------------------------- size estimates
@@ -181,10 +223,35 @@ def loading_device() -> str:
 # --------------------------------------------------------------------------- the cache
 
 
+Key = tuple[str, str, str]
+
+
 @dataclass(eq=False)
 class _Entry:
+    """A loaded model, its estimated size, and the lock calls on it hold (`get_exclusive`).
+
+    The lock is this entry's own (``owner``, ``depth``, changed under the cache's guard), so it
+    lives as long as anyone holds the entry: evicting the entry cannot unlock the model for a
+    call that got it before the eviction. It is reentrant, like the RLock it replaces.
+    """
+
     value: Any
     nbytes: int
+    owner: int | None = None  # the thread running a call on it
+    depth: int = 0  # that thread's nested holds
+    abandoned_users: int = 0  # abandoned calls that ran on it and have not finished
+
+
+@dataclass(eq=False)
+class _Claim:
+    """A load in progress: its key is claimed and ``expected`` bytes are reserved for it.
+
+    ``ended`` makes releasing it (`PipelineCache._end_load`) happen exactly once, whichever
+    path the load takes: the entry replacing the reservation, or any exception on the way.
+    """
+
+    expected: int
+    ended: bool = False
 
 
 class Lease:
@@ -195,10 +262,11 @@ class Lease:
     """
 
     def __init__(self) -> None:
-        self.entries: dict[tuple[str, str, str], _Entry] = {}
+        #: entry -> its key. An entry counts once the call runs on it: as soon as `get` returns
+        #: it, or once `get_exclusive` holds its lock (a call still waiting uses nothing).
+        self.entries: dict[_Entry, Key] = {}
         self.abandoned = False
         self.finished = False
-        self.held_bytes = 0
 
 
 class PipelineCache:
@@ -208,6 +276,10 @@ class PipelineCache:
     ``max_items`` optionally bounds their number as well. ``estimate(obj, model_dir)`` sizes a
     loaded model and ``pre_estimate(model_dir)`` sizes it before loading; both are parameters
     so tests can use fakes.
+
+    One condition (``_changed``, on the guard) carries every wait: for a model's lock, for a
+    load of the same key, for room to load. Whatever frees one of them notifies it, and so
+    does `abandon`, so an abandoned call's waits end at once.
     """
 
     def __init__(
@@ -223,16 +295,18 @@ class PipelineCache:
         self.budget_bytes: int | None = None
         self._estimate = estimate
         self._pre_estimate = pre_estimate
-        self._items: OrderedDict[tuple[str, str, str], _Entry] = OrderedDict()
-        self._locks: dict[tuple[str, str, str], threading.Lock] = {}
+        self._items: OrderedDict[Key, _Entry] = OrderedDict()
         self._guard = threading.Lock()
+        self._changed = threading.Condition(self._guard)
         self._local = threading.local()
         self._device_request = "auto"
         self._device: str | None = None
-        self._reserved = 0  # pre-estimates of loads in progress
-        # id(loaded model) -> the lock `exclusive` holds while one call runs it.
-        self._use_locks: dict[int, threading.RLock] = {}
+        self._loading_keys: dict[Key, int] = {}  # key -> the thread loading it
+        self._loads_running = 0
+        self._reserved = 0  # pre-estimates of the loads running
+        self._room_queue: deque[object] = deque()  # loads waiting for room, first come first
         self._retired = 0  # entries held by abandoned calls, until they finish
+        self._waiting = 0  # threads blocked in `_wait` (tests synchronise on it)
         self.loads = 0
         self.evictions = 0
         self.configure(memory_budget_mb=memory_budget_mb, device=device)
@@ -260,6 +334,7 @@ class PipelineCache:
                 if budget != self.budget_bytes:
                     self.budget_bytes = budget
                     evicted = self._make_room(0)
+                    self._changed.notify_all()  # loads waiting for room may fit now
         if device is not None and (device := check_device(device)) != self._device_request:
             with self._guard:
                 self._device_request, self._device = device, None
@@ -302,83 +377,221 @@ class PipelineCache:
             "budget_mb": round(self.budget_bytes / MB, 1) if self.budget_bytes else None,
         }
 
-    def cached_keys(self) -> list[tuple[str, str, str]]:
+    def cached_keys(self) -> list[Key]:
         """Cached keys, least recently used first."""
         with self._guard:
             return list(self._items)
 
     # -- lookup and loading
 
-    def get(self, kind: str, model: str | Path, loader: Callable[[str], Any]) -> Any:
+    def get(
+        self,
+        kind: str,
+        model: str | Path,
+        loader: Callable[[str], Any],
+        imports: Iterable[str] = (),
+    ) -> Any:
         """Return the loaded object for ``(kind, model)``, loading it once if needed.
 
-        A loader that raises leaves nothing behind: the next call tries again.
+        The caller runs it unguarded: to run a call on a model, use `get_exclusive`. Under a
+        lease the entry counts as used at once, since the caller holds it. ``imports`` are the
+        modules the loader imports lazily (`warm_imports`). A loader that raises leaves nothing
+        behind: the next call tries again.
         """
-        path = str(model)
-        key = (kind, path, self._device_request)
-        lease: Lease | None = getattr(self._local, "lease", None)
-        with self._guard:
-            entry = self._hit(key, lease)
-            if entry is not None:
-                return entry.value
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            with self._guard:
-                entry = self._hit(key, lease)
-                if entry is not None:
-                    return entry.value
-            return self._load(key, path, loader, lease)
+        key, path = self._key(kind, model)
+        return self._fetch(key, path, loader, tuple(imports), self._lease(), guarded=False).value
 
     @contextmanager
-    def exclusive(self, model: Any) -> Iterator[None]:
-        """Run one call at a time on a loaded ``model`` (concurrent runs share the cache).
+    def get_exclusive(
+        self,
+        kind: str,
+        model: str | Path,
+        loader: Callable[[str], Any],
+        imports: Iterable[str] = (),
+    ) -> Iterator[Any]:
+        """The loaded object for ``(kind, model)``, held by this call alone while the block runs.
 
         transformers pipelines are not thread-safe: under load, two threads transcribing with
-        one Whisper pipeline returned garbage (NUL characters and all). Different models still
-        run in parallel; a call waiting here counts toward its subtask timeout. An object this
-        cache did not load runs unguarded.
-        """
-        lock = self._use_locks.get(id(model))
-        if lock is None:
-            yield
-            return
-        with lock:
-            yield
+        one Whisper pipeline returned garbage (NUL characters and all). So a call runs on a
+        model only while it holds the entry's lock, and the entry and its lock come together:
+        a call that got the model just before it was evicted still waits for the call running
+        on it. Different models run in parallel; the same thread may nest.
 
-    def _hit(self, key: tuple[str, str, str], lease: Lease | None) -> _Entry | None:
+        Waiting counts toward the subtask timeout: when the executor abandons the call, it stops
+        waiting (`AbandonedCallError`), and only a call that holds the lock counts as using the
+        model. When the call holding the model is abandoned, the model leaves the cache and the
+        waiters stop queueing behind it: they take the cache's copy, loading a fresh one if need
+        be.
+        """
+        key, path = self._key(kind, model)
+        lease = self._lease()
+        self._check(lease, path)
+        imports = tuple(imports)
+        while True:
+            entry = self._fetch(key, path, loader, imports, lease, guarded=True)
+            with self._guard:
+                if self._acquire(entry, key, path, lease):
+                    break
+        try:
+            yield entry.value
+        finally:
+            with self._guard:
+                entry.depth -= 1
+                if entry.depth == 0:
+                    entry.owner = None
+                    self._changed.notify_all()
+
+    def _key(self, kind: str, model: str | Path) -> tuple[Key, str]:
+        path = str(model)
+        return (kind, path, self._device_request), path
+
+    def _lease(self) -> Lease | None:
+        return getattr(self._local, "lease", None)
+
+    def _acquire(self, entry: _Entry, key: Key, path: str, lease: Lease | None) -> bool:
+        """Take ``entry``'s lock for this thread and count it as the lease's. Call under the guard.
+
+        False when the entry was set aside for an abandoned call while this one waited for it:
+        the caller should fetch the cache's copy instead of queueing behind a call that may
+        never end (or sharing a model an abandoned call may still run unguarded).
+        """
+        me = threading.get_ident()
+        while True:
+            self._check(lease, path)
+            if entry.owner == me:
+                break
+            if entry.abandoned_users:
+                return False
+            if entry.owner is None:
+                break
+            self._wait(lease, f"{path}, which another call is running")
+        entry.owner = me
+        entry.depth += 1
+        self._note_use(entry, key, lease)
+        return True
+
+    def _fetch(
+        self,
+        key: Key,
+        path: str,
+        loader: Callable[[str], Any],
+        imports: tuple[str, ...],
+        lease: Lease | None,
+        *,
+        guarded: bool,
+    ) -> _Entry:
+        """The entry for ``key``: cached, loaded by another thread (waited for), or loaded here.
+
+        ``guarded``: for `get_exclusive`, which counts the entry as the lease's only once it
+        holds the lock, and starts no load for a call already abandoned.
+        """
+        with self._guard:
+            entry = self._cached(key, lease, note=not guarded)
+            if entry is not None:
+                return entry
+        # Waiting for the imports holds no memory: a load reserves its room when it starts.
+        warm_imports(*imports)
+        expected = max(0, int(self._pre_estimate(path) or 0))
+        me = threading.get_ident()
+        nested = getattr(_loading, "cache", None) is self  # a loader asking for another model
+        ticket = object()
+        with self._guard:
+            try:
+                while True:
+                    entry = self._cached(key, lease, note=not guarded)
+                    if entry is not None:
+                        return entry
+                    loading = self._loading_keys.get(key)
+                    if loading == me:
+                        raise RuntimeError(f"The loader for {path} asked the cache for itself.")
+                    if loading is not None:  # wait for that load, not for room
+                        self._leave_queue(ticket)
+                        self._wait(lease, f"{path} to load in another call")
+                        continue
+                    if nested or self._may_start(ticket, expected):
+                        break
+                    if ticket not in self._room_queue:
+                        self._room_queue.append(ticket)
+                    self._wait(lease, f"room in the memory budget to load {path}")
+            finally:
+                self._leave_queue(ticket)
+            if guarded:
+                self._check(lease, path)
+            # The load starts now: claim the key and reserve its memory together.
+            evicted = self._make_room(expected)
+            claim = _Claim(expected)
+            self._loading_keys[key] = me
+            self._loads_running += 1
+            self._reserved += expected
+        # Whatever fails from here on (freeing the evicted models, the loader, sizing what it
+        # loaded, even a KeyboardInterrupt), the claim is released: a key left claimed would
+        # keep every later call for it waiting, and a reservation left behind every load that
+        # does not fit next to it.
+        try:
+            self._dropped(evicted)
+            return self._load(key, path, loader, claim, lease, note=not guarded)
+        finally:
+            with self._guard:
+                self._end_load(claim)
+                del self._loading_keys[key]
+                self._changed.notify_all()
+
+    def _cached(self, key: Key, lease: Lease | None, *, note: bool) -> _Entry | None:
+        """The cached entry for ``key``, now the most recently used. Call under the guard."""
         entry = self._items.get(key)
         if entry is not None:
             self._items.move_to_end(key)
-            self._note_use(key, entry, lease)
+            if note:
+                self._note_use(entry, key, lease)
         return entry
+
+    def _may_start(self, ticket: object, expected: int) -> bool:
+        """Whether a load of ``expected`` bytes may start now. Call under the guard.
+
+        It may when no load is running (a model larger than the budget then loads alone) or
+        when it fits next to the running loads' reservations and the abandoned calls' models;
+        and, so a large model is not starved by small ones, only when no load that came
+        earlier is still waiting for room.
+        """
+        if self._room_queue and self._room_queue[0] is not ticket:
+            return False
+        if self.budget_bytes is None or self._loads_running == 0:
+            return True
+        return self._reserved + self._retired + expected <= self.budget_bytes
+
+    def _leave_queue(self, ticket: object) -> None:
+        if ticket in self._room_queue:
+            self._room_queue.remove(ticket)
+            self._changed.notify_all()  # the next load in line may start
 
     def _load(
         self,
-        key: tuple[str, str, str],
+        key: Key,
         path: str,
         loader: Callable[[str], Any],
+        claim: _Claim,
         lease: Lease | None,
-    ) -> Any:
-        expected = max(0, int(self._pre_estimate(path) or 0))
-        with self._guard:
-            evicted = self._make_room(expected)
-            self._reserved += expected
-        self._dropped(evicted)
+        *,
+        note: bool,
+    ) -> _Entry:
+        """Run ``loader`` for a load `_fetch` started (key claimed, room reserved).
+
+        On success the reservation becomes the entry; on any failure `_fetch` releases it.
+        """
         previous = getattr(_loading, "cache", None)
         _loading.cache = self
         try:
-            with _LOAD_LOCK:
-                loaded = loader(path)
+            loaded = loader(path)
         finally:
             _loading.cache = previous
-            with self._guard:
-                self._reserved -= expected
         try:
             nbytes = max(0, int(self._estimate(loaded, path)))
         except Exception:  # an estimate must never fail a load that worked
             log.debug("Could not size %s; using its weight files", path, exc_info=True)
-            nbytes = expected
+            nbytes = claim.expected
         with self._guard:
+            # The reservation becomes the entry in one step: no other load sees the room free.
+            self._end_load(claim)
             evicted = self._make_room(nbytes, adding=True)
             if self.budget_bytes is not None and nbytes > self.budget_bytes:
                 log.warning(
@@ -391,11 +604,40 @@ class PipelineCache:
                 )
             entry = _Entry(loaded, nbytes)
             self._items[key] = entry
-            self._use_locks[id(loaded)] = threading.RLock()
             self.loads += 1
-            self._note_use(key, entry, lease)
+            if note:
+                self._note_use(entry, key, lease)
         self._dropped(evicted)
-        return loaded
+        return entry
+
+    def _end_load(self, claim: _Claim) -> None:
+        """Release a load's reservation and slot, once however often called. Under the guard."""
+        if claim.ended:
+            return
+        claim.ended = True
+        self._reserved -= claim.expected
+        self._loads_running -= 1
+        self._changed.notify_all()
+
+    def _check(self, lease: Lease | None, what: str) -> None:
+        if lease is not None and lease.abandoned:
+            raise AbandonedCallError(
+                f"Stopped waiting for {what}: the call was abandoned after its timeout "
+                "(subtask_timeout_s)."
+            )
+
+    def _wait(self, lease: Lease | None, what: str) -> None:
+        """Wait until something changes (a lock freed, a load done, a lease abandoned).
+
+        Call under the guard, in a loop that checks again. A call abandoned meanwhile stops
+        waiting: that is how the executor's timeout reaches a call queued here.
+        """
+        self._check(lease, what)
+        self._waiting += 1
+        try:
+            self._changed.wait()
+        finally:
+            self._waiting -= 1
 
     def _make_room(self, need: int, adding: bool = False) -> list[_Entry]:
         """Drop least recently used entries until ``need`` more bytes (and, when ``adding``,
@@ -428,11 +670,12 @@ class PipelineCache:
         return evicted
 
     def _dropped(self, evicted: list[_Entry]) -> None:
-        """Free evicted models now rather than at the next garbage collection."""
+        """Free evicted models now rather than at the next garbage collection.
+
+        A call still running on one keeps it (and its lock) alive until it is done.
+        """
         if not evicted:
             return
-        for entry in evicted:  # a call still running keeps its own reference to the lock
-            self._use_locks.pop(id(entry.value), None)
         evicted.clear()
         gc.collect()
         torch = sys.modules.get("torch")
@@ -441,18 +684,25 @@ class PipelineCache:
 
     # -- abandoned calls
 
-    def _note_use(self, key: tuple[str, str, str], entry: _Entry, lease: Lease | None) -> None:
-        """Record that ``lease``'s call uses ``entry``. Call under the guard."""
-        if lease is None or lease.finished:
+    def _note_use(self, entry: _Entry, key: Key, lease: Lease | None) -> None:
+        """Record that ``lease``'s call runs on ``entry``. Call under the guard."""
+        if lease is None or lease.finished or entry in lease.entries:
             return
-        if key in lease.entries and lease.entries[key] is entry:
-            return
-        lease.entries[key] = entry
+        lease.entries[entry] = key
         if lease.abandoned:  # a call already given up on loaded it: keep it out of the cache
-            if self._items.get(key) is entry:
-                del self._items[key]
+            self._retire(entry, key)
+
+    def _retire(self, entry: _Entry, key: Key) -> None:
+        """Set ``entry`` aside for one more abandoned call. Call under the guard.
+
+        It leaves the cache, and its bytes count against the budget once, however many
+        abandoned calls hold it, until the last of them finishes.
+        """
+        if self._items.get(key) is entry:
+            del self._items[key]
+        entry.abandoned_users += 1
+        if entry.abandoned_users == 1:
             self._retired += entry.nbytes
-            lease.held_bytes += entry.nbytes
 
     @contextmanager
     def using(self, lease: Lease) -> Iterator[Lease]:
@@ -463,13 +713,17 @@ class PipelineCache:
             yield lease
         finally:
             self._local.lease = previous
+            released = 0
             with self._guard:
                 lease.finished = True
                 if lease.abandoned:
-                    self._retired -= lease.held_bytes
-                    released, lease.held_bytes = lease.held_bytes, 0
-                else:
-                    released = 0
+                    for entry in lease.entries:
+                        entry.abandoned_users -= 1
+                        if entry.abandoned_users == 0:
+                            self._retired -= entry.nbytes
+                            released += entry.nbytes
+                    self._changed.notify_all()  # loads waiting for room may fit now
+                lease.entries.clear()
             if released:
                 log.info(
                     "An abandoned (timed-out) call finished; its %.0f MB of models are released.",
@@ -480,19 +734,18 @@ class PipelineCache:
     def abandon(self, lease: Lease) -> bool:
         """Give up on a call still running under ``lease``.
 
-        Its models leave the cache (the next call loads a fresh copy instead of sharing one
-        with a call still running) and stay counted against the budget until it finishes.
-        Returns False when the call had already finished, and nothing changes.
+        The models it ran on leave the cache (the next call loads a fresh copy instead of
+        sharing one with a call still running) and stay counted against the budget until it
+        finishes. If it is still waiting (for a model's lock, a load or room to load), it stops
+        waiting. Returns False when the call had already finished, and nothing changes.
         """
         with self._guard:
             if lease.finished or lease.abandoned:
                 return False
             lease.abandoned = True
-            for key, entry in lease.entries.items():
-                if self._items.get(key) is entry:
-                    del self._items[key]
-                lease.held_bytes += entry.nbytes
-            self._retired += lease.held_bytes
+            for entry, key in lease.entries.items():
+                self._retire(entry, key)
+            self._changed.notify_all()  # its waits end, and waiters on its models look again
         return True
 
     def clear(self) -> None:
@@ -514,6 +767,7 @@ def load_pipeline(task: str, model: str, device: str | None = None, **kwargs: An
             f"Model {model!r} is not on this machine and graph-agent never downloads at run "
             "time. Install it with `graph-agent models install`, or pick another model."
         )
+    warm_imports(TRANSFORMERS_PIPELINES)  # a no-op when the cache has done it before the load
     from transformers import pipeline
 
     return pipeline(

@@ -18,9 +18,23 @@ Where remote models run (``Context.inference_endpoint`` / ``inference_provider``
   names. Providers are reached through the Hugging Face router, so they need the Hub and are
   never used with ``HF_HUB_OFFLINE=1``.
 
-The token comes from ``GRAPH_AGENT_INFERENCE_TOKEN`` or ``HF_TOKEN`` at call time (with
-neither, InferenceClient sends the token saved by ``hf auth login``, if any). It is never put
-in the graph state, the selection or the report; endpoints are shown without credentials.
+Which token goes where (:func:`endpoint_token`), read from the environment at call time:
+
+- ``GRAPH_AGENT_INFERENCE_TOKEN``, the token the user set for inference, goes to the
+  configured endpoint or provider, whatever its host;
+- the Hugging Face token (``HF_TOKEN``, else the one saved by ``hf auth login``) goes only to
+  Hugging Face hosts (:data:`HF_HOSTS`: the Hub and its router, Inference Endpoints, Spaces).
+  A self-hosted server is someone else's machine: it must not receive the user's Hub
+  credentials just because InferenceClient falls back to them;
+- no bearer token is sent over plain ``http://`` to a host other than this machine (anyone on
+  the network path could read it); a 401 then says so. ``127.0.0.1``/``localhost`` (an SSH
+  tunnel, say) is fine;
+- an endpoint URL with ``user:password@`` authenticates with those (HTTP Basic), no token.
+
+Tokens never enter the graph state, the selection or the report; endpoints are shown without
+credentials or query string, and every error message is passed through
+:func:`graph_agent.redact.redact` and raised without the HTTP library's exception as its
+cause (whose text and traceback would carry the full URL, credentials included).
 
 How each task is called (the card's Hub pipeline tag picks the protocol, because a
 deployment speaks the protocol of the model it serves):
@@ -43,14 +57,18 @@ timeout becomes :class:`RemoteTimeoutError` and is not retried either, since it 
 used its whole time budget (the executor moves on to the next candidate instead).
 
 Offline mode: ``HF_HUB_OFFLINE=1`` makes huggingface_hub's shared HTTP session refuse every
-request, even to a server on 127.0.0.1 the user named. Offline mode is about the Hub, so
-requests to an explicit URL go through a session of this module that refuses Hub hosts in
-offline mode and nothing else; InferenceClient still builds every request and parses every
-response, and ``hf_raise_for_status`` still turns errors into ``HfHubHTTPError``.
+request, even to a server on 127.0.0.1 the user named. Offline mode is about Hugging Face, so
+requests to an explicit URL go through a session of this module that refuses Hugging Face hosts
+(:data:`HF_HOSTS`) in offline mode and nothing else; InferenceClient still builds every request
+and parses every response, and ``hf_raise_for_status`` still turns errors into
+``HfHubHTTPError``. The same rule decides what counts as serving: an endpoint on a Hugging Face
+host, like a provider, serves nothing while offline (:meth:`RemoteConfig.serves`), so the
+selector never places a model there; a self-hosted endpoint on another host stays usable.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import math
@@ -61,28 +79,54 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, Literal, NamedTuple, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
-from huggingface_hub import InferenceClient, constants
+from huggingface_hub import InferenceClient, constants, get_token
 from huggingface_hub.errors import HfHubHTTPError, InferenceTimeoutError, OfflineModeIsEnabled
 from huggingface_hub.utils import hf_raise_for_status
 
+from graph_agent.redact import public_url, redact
+from graph_agent.tools.embedding import candidate_labels, embedding_result, similarity_result
 from graph_agent.tools.errors import InputFileError, ToolError
 from graph_agent.tools.registry import get_tool
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import ToolCall
+from graph_agent.tools.vision import labels_result
 
 log = logging.getLogger(__name__)
+
+
+class _RedactingFilter(logging.Filter):
+    """Masks secrets in httpx's request log lines.
+
+    httpx logs every request's full URL at INFO, and the LangGraph server logs INFO: an
+    endpoint's ``?api_key=`` would otherwise land in the server log on every call.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+logging.getLogger("httpx").addFilter(_RedactingFilter())
 T = TypeVar("T")
 Backend = Literal["local", "remote"]
 
-#: Environment variables the token is read from, first one set wins.
-TOKEN_VARS = ("GRAPH_AGENT_INFERENCE_TOKEN", "HF_TOKEN")
-#: Hosts of the Hugging Face Hub and its router: refused in offline mode, even as an endpoint.
-HUB_HOSTS = ("huggingface.co", "hf.co")
+#: The token the user set for remote inference: sent to every configured endpoint.
+INFERENCE_TOKEN_VAR = "GRAPH_AGENT_INFERENCE_TOKEN"
+#: Hugging Face's own hosts, with their subdomains: the Hub and its router (huggingface.co,
+#: hf.co: ``router.huggingface.co`` is where InferenceClient sends provider calls),
+#: Inference Endpoints (``*.endpoints.huggingface.cloud``) and Spaces (``*.hf.space``). Only
+#: these receive the Hugging Face token, and all of them are refused with HF_HUB_OFFLINE=1.
+HF_HOSTS = ("huggingface.co", "hf.co", "huggingface.cloud", "hf.space")
+#: Where huggingface_hub reads the Hugging Face token from, before the saved login.
+_HF_TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 
 # --------------------------------------------------------------------------- what runs remotely
 
@@ -166,13 +210,35 @@ def choose_backend(
 # --------------------------------------------------------------------------- configuration
 
 
-def redact_url(url: str) -> str:
-    """``url`` without credentials or query string (where tokens hide), for reports and logs."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+def _hf_host_names() -> frozenset[str]:
+    """:data:`HF_HOSTS` plus the Hub host huggingface_hub itself sends its token to
+    (``HF_ENDPOINT``, a mirror or a private Hub), read now because tests and users set it."""
+    own = {urlsplit(constants.ENDPOINT).hostname or ""}
+    own |= set(getattr(constants, "HF_URL_HOSTS", ()))
+    return frozenset(h.lower() for h in (*HF_HOSTS, *own) if h)
+
+
+def is_hf_host(url: str) -> bool:
+    """Whether ``url`` (or a bare host name) is on a Hugging Face host, subdomains included."""
+    host = (urlsplit(url).hostname if "://" in url else url) or ""
+    host = host.lower().rstrip(".")
+    return any(host == h or host.endswith("." + h) for h in _hf_host_names())
+
+
+def _is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address: traffic that never leaves this machine."""
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _cleartext(scheme: str, host: str) -> bool:
+    """Plain http:// to another machine: credentials sent there can be read on the way."""
+    return scheme == "http" and not _is_loopback(host)
 
 
 def _check_url(url: str, where: str) -> str:
@@ -180,7 +246,7 @@ def _check_url(url: str, where: str) -> str:
     parts = urlsplit(url.replace("{model}", "m"))
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(
-            f"{where}: {url!r} is not an http(s) URL. Give e.g. http://127.0.0.1:8080 "
+            f"{where}: {redact(url)!r} is not an http(s) URL. Give e.g. http://127.0.0.1:8080 "
             "(a TGI/TEI server) or https://<name>.endpoints.huggingface.cloud."
         )
     return url
@@ -239,13 +305,15 @@ class RemoteConfig:
                     continue
                 model, sep, url = item.partition("=")
                 if not sep or not model.strip():
-                    raise ValueError(f"{where}: {item.strip()!r} is not '<model id>=<URL>'.")
+                    raise ValueError(
+                        f"{where}: {redact(item.strip())!r} is not '<model id>=<URL>'."
+                    )
                 pairs.append((model.strip(), _check_url(url, where)))
             models = tuple(pairs)
         elif endpoint:
             if "{model}" not in endpoint:
                 raise ValueError(
-                    f"{where}={redact_url(endpoint)!r} names one server but not the model it "
+                    f"{where}={public_url(endpoint)!r} names one server but not the model it "
                     "serves. Write '<model id>=<URL>' (e.g. "
                     "'meta-llama/Llama-3.1-70B-Instruct=http://gpu-box:8080' for a TGI, TEI or "
                     "Inference Endpoint serving that model; several pairs separated by commas), "
@@ -262,7 +330,9 @@ class RemoteConfig:
         return cls(template=template, models=models, provider=provider, timeout_s=timeout_s)
 
     def url_for(self, model_id: str) -> str | None:
-        """The URL serving ``model_id``: its own deployment, else the template; None if neither."""
+        """The URL configured for ``model_id``: its own deployment, else the template; None if
+        neither. Configured, not necessarily reachable: see :meth:`offline_blocked`.
+        """
         wanted = model_id.lower()
         for model, url in self.models:
             if model.lower() == wanted:
@@ -274,12 +344,30 @@ class RemoteConfig:
         """A provider is set and may be reached: providers need the Hub, offline mode forbids it."""
         return bool(self.provider) and not constants.is_offline_mode()
 
+    def offline_blocked(self, model_id: str) -> bool:
+        """``model_id``'s URL is on a Hugging Face host and HF_HUB_OFFLINE=1 forbids reaching it.
+
+        Such a model is not served at all (no fallback to the template or a provider): the
+        user named that endpoint for it, and a run offline should say so, not quietly send the
+        model's inputs somewhere else.
+        """
+        url = self.url_for(model_id)
+        return url is not None and is_hf_host(url) and constants.is_offline_mode()
+
+    @property
+    def offline_endpoints(self) -> list[str]:
+        """The configured endpoints (shown without credentials) that offline mode turns off."""
+        if not constants.is_offline_mode():
+            return []
+        urls = [url for _, url in self.models] + ([self.template] if self.template else [])
+        return [public_url(url) for url in urls if is_hf_host(url.replace("{model}", "m"))]
+
     def serves(self, model_id: str, call: str | None) -> bool:
-        """True when ``call`` (see :func:`remote_call`) for ``model_id`` can go somewhere."""
+        """True when ``call`` (see :func:`remote_call`) for ``model_id`` can go somewhere now."""
         if call is None:
             return False
         if self.url_for(model_id) is not None:
-            return True
+            return not self.offline_blocked(model_id)
         if not self.provider_usable:
             return False
         if self.provider == "auto":
@@ -291,16 +379,92 @@ class RemoteConfig:
         """Where ``model_id`` runs, for people: the URL without credentials, or the provider."""
         url = self.url_for(model_id)
         if url is not None:
-            return redact_url(url)
+            return public_url(url)
         return f"Inference Provider '{self.provider}'" if self.provider else "nowhere"
 
 
 def inference_token() -> str | None:
-    """The token for remote calls, read from the environment at call time (never stored)."""
-    for name in TOKEN_VARS:
-        if value := os.environ.get(name, "").strip():
-            return value
-    return None
+    """``GRAPH_AGENT_INFERENCE_TOKEN``, read at call time (never stored); None when unset."""
+    return os.environ.get(INFERENCE_TOKEN_VAR, "").strip() or None
+
+
+class TokenChoice(NamedTuple):
+    """The bearer token for one endpoint (None: send none), and how a 401/403 explains it."""
+
+    token: str | None
+    #: What was sent, or why nothing was, as the start of an auth error's explanation.
+    said: str
+    #: What to do about a 401/403.
+    fix: str
+    #: Whether the user and password in the URL go as HTTP Basic auth (never in clear text).
+    basic_auth: bool = False
+
+
+def endpoint_token(url: str) -> TokenChoice:
+    """The bearer token to send to ``url``; the rules are in the module docstring."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    hf = is_hf_host(url)
+    set_token = (
+        f"Set HF_TOKEN (or {INFERENCE_TOKEN_VAR}) to a token this endpoint accepts"
+        if hf
+        else f"Set {INFERENCE_TOKEN_VAR} to a token this endpoint accepts (HF_TOKEN and the "
+        "`hf auth login` token are only sent to Hugging Face hosts)"
+    )
+    if parts.username or parts.password:
+        if _cleartext(parts.scheme, host):
+            log.warning(
+                "Not sending the user and password in %s: it is plain http:// to another "
+                "machine, where anyone on the network path could read them. Use https://, or "
+                "reach the server through a tunnel on 127.0.0.1.",
+                public_url(url),
+            )
+            return TokenChoice(
+                None,
+                f"the user and password in the endpoint URL were not sent, because {host} is "
+                "reached over plain http:// and anyone on the network path could read them",
+                "Serve the endpoint over https://, or reach it through a tunnel on 127.0.0.1",
+                basic_auth=False,
+            )
+        return TokenChoice(
+            None,
+            "the user and password in the endpoint URL (sent as HTTP Basic auth, instead of a "
+            "token) were not accepted",
+            "Correct them in GRAPH_AGENT_INFERENCE_ENDPOINT",
+            basic_auth=True,
+        )
+    token = inference_token()
+    if token is not None:
+        source = f"the token from {INFERENCE_TOKEN_VAR}"
+    elif hf:
+        token = get_token()  # HF_TOKEN, else the token saved by `hf auth login`
+        if token is None:
+            return TokenChoice(
+                None,
+                f"no token was set ({INFERENCE_TOKEN_VAR}, HF_TOKEN or `hf auth login`)",
+                set_token,
+            )
+        var = next((v for v in _HF_TOKEN_VARS if os.environ.get(v, "").strip()), None)
+        source = f"the token from {var}" if var else "the token saved by `hf auth login`"
+    else:
+        return TokenChoice(
+            None, f"no token was sent, as {INFERENCE_TOKEN_VAR} is not set", set_token
+        )
+    if _cleartext(parts.scheme, host):
+        log.warning(
+            "Not sending %s to %s: it is plain http:// to another machine, where anyone on the "
+            "network path could read the token. Use https://, or reach the server through a "
+            "tunnel on 127.0.0.1.",
+            source,
+            public_url(url),
+        )
+        return TokenChoice(
+            None,
+            f"{source} was not sent, because {host} is reached over plain http:// and anyone on "
+            "the network path could read it",
+            "Serve the endpoint over https://, or reach it through a tunnel on 127.0.0.1",
+        )
+    return TokenChoice(token, f"{source} was not accepted", set_token)
 
 
 # --------------------------------------------------------------------------- errors
@@ -326,10 +490,9 @@ _session_lock = threading.Lock()
 
 
 def _refuse_hub_when_offline(request: httpx.Request) -> None:
-    host = request.url.host or ""
-    if constants.is_offline_mode() and any(host == h or host.endswith("." + h) for h in HUB_HOSTS):
+    if constants.is_offline_mode() and is_hf_host(request.url.host or ""):
         raise OfflineModeIsEnabled(
-            f"Cannot reach {redact_url(str(request.url))}: it is the Hugging Face Hub and "
+            f"Cannot reach {public_url(str(request.url))}: it is a Hugging Face host and "
             "HF_HUB_OFFLINE is set. Unset HF_HUB_OFFLINE, or use a self-hosted endpoint."
         )
 
@@ -351,20 +514,44 @@ class _EndpointClient(InferenceClient):
     """InferenceClient for one explicit URL, whose requests do not depend on HF_HUB_OFFLINE.
 
     Only the transport differs from the parent's ``_inner_post``: this module's session
-    instead of huggingface_hub's shared one (see the module docstring), and an httpx read
-    or write timeout becomes ``InferenceTimeoutError`` as the parent intends (its ``except
-    TimeoutError`` does not catch httpx's timeouts). Streaming is not used here.
+    instead of huggingface_hub's shared one (see the module docstring), the Authorization
+    header is the one :func:`endpoint_token` chose, and an httpx read or write timeout becomes
+    ``InferenceTimeoutError`` as the parent intends (its ``except TimeoutError`` does not catch
+    httpx's timeouts). Streaming is not used here.
+
+    The header is set here, on the request about to leave, because huggingface_hub fills it
+    in by itself: with no token (``token=None``; ``token=False`` is refused by
+    InferenceClient 1.x) it sends ``HF_TOKEN`` or the saved login token, to any host.
     """
+
+    def __init__(self, *, model: str, timeout: float | None) -> None:
+        self.token_choice = endpoint_token(model)
+        self.bearer = self.token_choice.token
+        super().__init__(model=model, token=self.bearer, timeout=timeout)
 
     def _inner_post(self, request_parameters: Any, *, stream: bool = False) -> Any:
         if stream:
             raise ValueError("graph-agent's remote back end does not stream responses.")
+        headers = {
+            k: v for k, v in request_parameters.headers.items() if k.lower() != "authorization"
+        }
+        if self.bearer is not None:
+            headers["authorization"] = f"Bearer {self.bearer}"
+        # The URL's user and password leave the URL (httpx logs URLs) and go as Basic auth,
+        # only where `endpoint_token` allows it.
+        url = httpx.URL(request_parameters.url)
+        auth = None
+        if url.userinfo:
+            if self.token_choice.basic_auth:
+                auth = httpx.BasicAuth(url.username, url.password)
+            url = url.copy_with(username=None, password=None)
         try:
             response = _endpoint_session().post(
-                request_parameters.url,
+                url,
+                auth=auth,
                 json=request_parameters.json,
                 content=request_parameters.data,
-                headers=request_parameters.headers,
+                headers=headers,
                 cookies=self.cookies,
                 timeout=self.timeout,
             )
@@ -372,8 +559,8 @@ class _EndpointClient(InferenceClient):
             if isinstance(error, httpx.ConnectTimeout | httpx.PoolTimeout):
                 raise  # could not connect: a connection problem, retried
             raise InferenceTimeoutError(
-                f"Inference call timed out: {redact_url(request_parameters.url)}"
-            ) from error
+                f"Inference call timed out: {public_url(request_parameters.url)}"
+            ) from None
         hf_raise_for_status(response)
         return response.content
 
@@ -447,24 +634,17 @@ def _field(item: Any, name: str) -> Any:
 
 
 def _labels(elements: Any) -> ToolResult:
-    """``[{label, score}]`` from a server as a labels result, best first."""
+    """A server's labels answer as the local tools' labels result (one builder for both).
+
+    Servers differ only in the shape around ``{label, score}``: one dict instead of a list,
+    one list per input, or huggingface_hub's dataclasses; that is unwrapped here.
+    """
     if isinstance(elements, dict):  # a server that answered one label, not a list
         elements = [elements]
     if elements and isinstance(elements[0], list):  # one list per input: we sent one input
         elements = elements[0]
-    data = sorted(
-        (
-            {"label": str(_field(e, "label")), "score": round(float(_field(e, "score")), 4)}
-            for e in elements or []
-        ),
-        key=lambda d: -d["score"],
-    )
-    if not data:
-        raise ToolError("The remote model returned no labels.")
-    top = data[0]
-    return ToolResult(
-        kind="labels", modality="text", text=top["label"], confidence=top["score"], data=data
-    )
+    preds = [{"label": _field(e, "label"), "score": _field(e, "score")} for e in elements or []]
+    return labels_result("labels", preds)
 
 
 def _vector(raw: Any) -> np.ndarray:
@@ -524,12 +704,15 @@ class RemoteBackend:
         timeout = self.config.timeout_s or None
         url = self.config.url_for(model_id)
         if url is not None:
-            return _EndpointClient(model=url, token=inference_token(), timeout=timeout), None
+            return _EndpointClient(model=url, timeout=timeout), None
         if not self.config.provider:
             raise RemoteInferenceError(
                 f"No inference endpoint serves {model_id}: add '{model_id}=<URL>' to "
                 "GRAPH_AGENT_INFERENCE_ENDPOINT, or set GRAPH_AGENT_INFERENCE_PROVIDER."
             )
+        # Providers are reached through router.huggingface.co (a Hugging Face host), unless
+        # GRAPH_AGENT_INFERENCE_TOKEN is a provider's own key, which InferenceClient sends to
+        # that provider: both are where these tokens belong.
         client = InferenceClient(
             provider=self.config.provider, token=inference_token(), timeout=timeout
         )
@@ -544,6 +727,12 @@ class RemoteBackend:
                 "reached through the Hugging Face Hub, and HF_HUB_OFFLINE=1 forbids that. Unset "
                 f"HF_HUB_OFFLINE, or set GRAPH_AGENT_INFERENCE_ENDPOINT='{model_id}=<URL>'."
             )
+        if self.config.offline_blocked(model_id):
+            raise RemoteInferenceError(
+                f"{model_id} would run at {self.config.where(model_id)}, a Hugging Face host, "
+                "and HF_HUB_OFFLINE=1 forbids reaching it. Unset HF_HUB_OFFLINE, or serve the "
+                f"model yourself and set GRAPH_AGENT_INFERENCE_ENDPOINT='{model_id}=<URL>'."
+            )
         if not self.config.serves(model_id, call_kind):
             raise RemoteInferenceError(
                 f"{model_id} is not served remotely for {task} by the configured endpoint "
@@ -551,9 +740,14 @@ class RemoteBackend:
             )
         client, model = self.client(model_id)
         where = self.config.where(model_id)
+        # A provider's client is huggingface_hub's own: it sends what a Hugging Face host
+        # gets (GRAPH_AGENT_INFERENCE_TOKEN, else the Hugging Face token).
+        token = getattr(client, "token_choice", None) or endpoint_token(
+            constants.INFERENCE_PROXY_TEMPLATE
+        )
 
         def post(fn: Callable[[], T]) -> T:
-            return self.with_retries(fn, where=where, model_id=model_id)
+            return self.with_retries(fn, where=where, model_id=model_id, token=token)
 
         try:
             if call_kind == CHAT:
@@ -601,36 +795,17 @@ class RemoteBackend:
         if task == "text-classification":
             return _labels(post(lambda: client.text_classification(str(args["text"]), model=model)))
         if task == "zero-shot-classification":
-            labels = args.get("labels") or []
-            labels = [s.strip() for s in labels.split(",")] if isinstance(labels, str) else labels
-            if not labels:
-                raise ToolError(
-                    "Zero-shot classification needs candidate labels, e.g. labels=sports,politics."
-                )
-            text = str(args["text"])
-            return _labels(
-                post(lambda: client.zero_shot_classification(text, list(labels), model=model))
-            )
+            labels, text = candidate_labels(call), str(args["text"])
+            return _labels(post(lambda: client.zero_shot_classification(text, labels, model=model)))
         if task == "feature-extraction":
             vec = _vector(post(lambda: client.feature_extraction(str(args["text"]), model=model)))
-            return ToolResult(
-                kind="embedding",
-                modality="text",
-                text=f"{vec.shape[0]}-dimensional embedding",
-                data=[round(float(x), 6) for x in vec],
-            )
+            return embedding_result(vec)
         if task == "sentence-similarity":
             a, b = (
                 _vector(post(lambda t=t: client.feature_extraction(str(t), model=model)))
                 for t in (args["text"], args["other"])
             )
-            score = float(np.dot(a, b))
-            return ToolResult(
-                kind="similarity",
-                modality="text",
-                text=f"{score:.3f}",
-                data={"cosine": round(score, 4)},
-            )
+            return similarity_result(a, b)
         if task == "automatic-speech-recognition":
             audio = _media(call, "audio")
             out = post(lambda: client.automatic_speech_recognition(audio, model=model))
@@ -640,8 +815,21 @@ class RemoteBackend:
             return _labels(post(lambda: client.image_classification(image, model=model)))
         raise RemoteInferenceError(f"The remote back end cannot run {task}.")
 
-    def with_retries(self, fn: Callable[[], T], *, where: str, model_id: str) -> T:
-        """``fn()`` with retries on 429/5xx/connection errors; every failure made clear."""
+    def with_retries(
+        self,
+        fn: Callable[[], T],
+        *,
+        where: str,
+        model_id: str,
+        token: TokenChoice | None = None,
+    ) -> T:
+        """``fn()`` with retries on 429/5xx/connection errors; every failure made clear.
+
+        Errors are raised ``from None``, with what the HTTP library said passed through
+        :func:`~graph_agent.redact.redact`: its exceptions name the full request URL,
+        credentials and ``?api_key=`` included, and a chained cause would carry them into
+        tracebacks, logs and the attempt the executor checkpoints.
+        """
         for attempt in range(1, self.policy.attempts + 1):
             try:
                 return fn()
@@ -650,27 +838,31 @@ class RemoteBackend:
             except Exception as exc:
                 response = _response(exc)
                 status = response.status_code if response is not None else None
-                said = _server_says(exc, response)
+                said = redact(_server_says(exc, response))
                 if status in (401, 403):
-                    raise self._auth_error(where, model_id, status, said) from exc
+                    raise self._auth_error(where, model_id, status, said, token) from None
                 if isinstance(exc, InferenceTimeoutError | httpx.ReadTimeout | httpx.WriteTimeout):
                     raise RemoteTimeoutError(
                         f"{where} did not answer within {self.config.timeout_s:g} s for "
                         f"{model_id} (inference_timeout_s); the model may still be loading or "
                         "the server is overloaded. Raise GRAPH_AGENT_INFERENCE_TIMEOUT_S or try "
                         "again later."
-                    ) from exc
+                    ) from None
                 if isinstance(exc, OfflineModeIsEnabled):
                     raise RemoteInferenceError(
-                        f"{where} for {model_id} needs the Hugging Face Hub, which "
+                        f"{where} for {model_id} needs a Hugging Face host, which "
                         "HF_HUB_OFFLINE=1 forbids: unset HF_HUB_OFFLINE, or serve the model "
                         f"yourself and set GRAPH_AGENT_INFERENCE_ENDPOINT='{model_id}=<URL>'."
-                    ) from exc
+                    ) from None
                 if status is not None:
                     transient = status == 429 or status >= 500
                 else:
                     transient = isinstance(exc, httpx.TransportError)
-                what = f"HTTP {status}" if status is not None else f"{type(exc).__name__}: {exc}"
+                what = (
+                    f"HTTP {status}"
+                    if status is not None
+                    else redact(f"{type(exc).__name__}: {exc}")
+                )
                 if said:
                     what += f" ({said})"
                 if not transient:
@@ -679,7 +871,7 @@ class RemoteBackend:
                         "serves this model and task."
                         if status is not None
                         else f"Calling {where} for {model_id} failed: {what}"
-                    ) from exc
+                    ) from None
                 if attempt == self.policy.attempts:
                     hint = (
                         "is the server running, and is the URL in GRAPH_AGENT_INFERENCE_ENDPOINT "
@@ -689,7 +881,7 @@ class RemoteBackend:
                     )
                     raise RemoteInferenceError(
                         f"{where} failed for {model_id} after {attempt} attempts: {what}; {hint}"
-                    ) from exc
+                    ) from None
                 wait = self.policy.delay(attempt, _retry_after(response))
                 log.warning(
                     "%s failed for %s (%s); retry %d of %d in %.2f s",
@@ -704,24 +896,24 @@ class RemoteBackend:
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
-    def _auth_error(where: str, model_id: str, status: int, said: str) -> RemoteAuthError:
-        sent = next((name for name in TOKEN_VARS if os.environ.get(name, "").strip()), None)
-        token = (
-            f"the token from {sent} was not accepted"
-            if sent
-            else "no token was set in GRAPH_AGENT_INFERENCE_TOKEN or HF_TOKEN"
-        )
+    def _auth_error(
+        where: str, model_id: str, status: int, said: str, token: TokenChoice | None
+    ) -> RemoteAuthError:
+        token = token or endpoint_token(where)
         kind = "401 Unauthorized" if status == 401 else "403 Forbidden"
+        fix = token.fix
+        if status == 403 and fix.startswith("Set "):
+            fix += ", with access to this model"
         return RemoteAuthError(
-            f"{where} refused {model_id} with HTTP {kind}: {token}"
+            f"{where} refused {model_id} with HTTP {kind}: {token.said}"
             + (f" (server: {said})" if said else "")
-            + ". Set HF_TOKEN (or GRAPH_AGENT_INFERENCE_TOKEN) to a token this endpoint accepts"
-            + (", with access to this model." if status == 403 else ".")
+            + f". {fix}."
         )
 
 
 __all__ = [
     "CHAT",
+    "HF_HOSTS",
     "REMOTE_TASKS",
     "RemoteAuthError",
     "RemoteBackend",
@@ -729,8 +921,10 @@ __all__ = [
     "RemoteInferenceError",
     "RemoteTimeoutError",
     "RetryPolicy",
+    "TokenChoice",
     "choose_backend",
+    "endpoint_token",
     "inference_token",
-    "redact_url",
+    "is_hf_host",
     "remote_call",
 ]

@@ -31,8 +31,9 @@ class ToolResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # A NUL character is never meaningful text, and Postgres cannot store one (text and
-        # JSONB refuse it): a model that emits one must not fail the checkpoint of the run.
+        # A NUL character is never meaningful text (a model emits one when it garbles its
+        # output): keep it out of later steps' inputs, the answer and the report. The state's
+        # text keys drop NULs too (`graph_agent.state.text`), for the Postgres checkpointer.
         if "\x00" in self.text:
             object.__setattr__(self, "text", self.text.replace("\x00", ""))
             object.__setattr__(self, "extra", {**self.extra, "removed_nul_characters": True})

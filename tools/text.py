@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph_agent.tools.embedding import candidate_labels
 from graph_agent.tools.errors import ToolError
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
@@ -118,7 +119,7 @@ def label_probabilities(pipe: Any, text: str, labels: list[str]) -> list[tuple[s
 
 
 def _classify(pipe: Any, call: ToolCall) -> ToolResult:
-    labels = list(call.args.get("labels") or DEFAULT_SENTIMENT_LABELS)
+    labels = candidate_labels(call) if call.args.get("labels") else list(DEFAULT_SENTIMENT_LABELS)
     ranked = label_probabilities(pipe, call.args["text"], labels)
     return ToolResult(
         kind="labels",

@@ -18,17 +18,20 @@ _DEFAULT_THRESHOLD = 0.5
 _CAPTION_GENERATION = {"max_new_tokens": 48, "do_sample": False}
 
 
-def _labels_result(kind: str, preds: list[dict[str, Any]]) -> ToolResult:
+def labels_result(kind: str, preds: list[dict[str, Any]]) -> ToolResult:
+    """``[{label, score}]`` as a labels result, best first; the remote back end's too, so a
+    step reports the same shape wherever it ran."""
     if not preds:
         raise ToolError("The model returned no labels.")
     data = [{"label": str(p["label"]), "score": round(float(p["score"]), 4)} for p in preds]
+    data.sort(key=lambda d: -d["score"])
     return ToolResult(
         kind=kind, modality="text", text=data[0]["label"], confidence=data[0]["score"], data=data
     )
 
 
 def _classify(pipe: Any, call: ToolCall) -> ToolResult:
-    return _labels_result("labels", pipe(load_image(call.args["image"]), top_k=5))
+    return labels_result("labels", pipe(load_image(call.args["image"]), top_k=5))
 
 
 def _threshold(call: ToolCall) -> float:
@@ -202,7 +205,7 @@ def _vqa(vqa: VqaModel, call: ToolCall) -> ToolResult:
         raise ToolError("The VQA model returned no answer.")
     if answers[0]["score"] is None:  # a generated answer carries no probability
         return ToolResult(kind="answer", modality="text", text=answers[0]["label"], data=answers)
-    return _labels_result("answer", answers)
+    return labels_result("answer", answers)
 
 
 TOOLS: list[TaskTool] = [

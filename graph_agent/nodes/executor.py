@@ -11,6 +11,11 @@ A candidate the selector placed remotely (``runs: "remote"``, hybrid mode) goes 
 back end (`graph_agent.tools.remote`) instead of a local pipeline; a remote failure (timeout,
 refused token, server error after retries) is a failed attempt like any other, so the critic
 moves on to the next candidate. The attempt records where it ran, never the token.
+
+An attempt is graph state, so it is checkpointed (to SQLite, to a shared Postgres) and shown
+in reports: its error text and traceback pass through `graph_agent.redact.redact` first.
+Exceptions from HTTP clients and database drivers name the URL they failed on, and a URL can
+carry a password (``https://user:pass@host``) or a key (``?api_key=...``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from graph_agent.events import emit_finished, emit_started
 from graph_agent.inputs import input_value
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of, refs_in
 from graph_agent.progress import ready_steps
+from graph_agent.redact import redact
 from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.pipeline_cache import PIPELINES, Lease
@@ -147,9 +153,9 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     except Exception as exc:  # a model failing must not lose the run: the critic decides
         attempt.update(
             status="error",
-            error=f"{type(exc).__name__}: {exc}",
+            error=redact(f"{type(exc).__name__}: {exc}"),
             # The innermost frames: where the tool failed, even when it ran in a worker thread.
-            trace="".join(traceback.format_exception(exc, limit=-3)),
+            trace=redact("".join(traceback.format_exception(exc, limit=-3))),
         )
     attempt["seconds"] = round(time.perf_counter() - started, 3)
     emit_finished(step, attempt)

@@ -50,6 +50,17 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "to use it.",
             }
         )
+    for endpoint in remote.offline_endpoints if remote is not None else ():
+        # Said once here: otherwise the user sees only that the models it serves were not
+        # picked, without why.
+        decisions.append(
+            {
+                "node": "selector",
+                "decision": "endpoint not used",
+                "detail": f"inference_endpoint {endpoint} is a Hugging Face host and "
+                "HF_HUB_OFFLINE=1 forbids reaching it; unset HF_HUB_OFFLINE to use it.",
+            }
+        )
     for i, (step, query) in enumerate(zip(steps, queries, strict=True)):
         vector = vectors[i : i + 1] if vectors is not None else None
         try:  # a step's own constraints narrow the request-wide ones
