@@ -198,3 +198,15 @@ def test_a_quoted_text_to_read_aloud_is_one_speech_step_on_that_quote(request_):
     plan = plan_offline(request_, {})
     quote = request_.split("'")[1]
     assert [(s.task, s.args) for s in plan.subtasks] == [("text-to-speech", {"text": quote})]
+
+
+def test_an_apostrophe_inside_a_single_quoted_text_does_not_end_it():
+    request = "translate 'Hope you're having a great day, it's sunny.' into French"
+    assert [c.quotes for c in split_clauses(request)] == [
+        ["Hope you're having a great day, it's sunny."]
+    ]
+    step = plan_offline(request, {}).subtasks[0]
+    assert step.task == "translation"
+    assert step.args["text"] == "Hope you're having a great day, it's sunny."
+    # An apostrophe after a word ("the students' notes") still opens no quote.
+    assert split_clauses("summarize the students' notes")[0].quotes == []

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-#: Quoted literals: double or curly quotes, or single quotes that are not apostrophes.
-QUOTED = re.compile(r"\"([^\"]{2,})\"|“([^”]{2,})”|(?<!\w)'([^']{2,}?)'(?!\w)")
+#: Quoted literals: double or curly quotes, or single quotes that are not apostrophes; inside
+#: single quotes an apostrophe between letters ("you're", "l'économie") does not end the quote.
+QUOTED = re.compile(r"\"([^\"]{2,})\"|“([^”]{2,})”|(?<!\w)'((?:[^']|(?<=\w)'(?=\w)){2,}?)'(?!\w)")
 #: Clause boundaries: sentence ends, semicolons, commas (with an optional connective), and
 #: the connectives "and", "then", "and then", "after that", "afterwards", "also", "finally".
 _BOUNDARY = re.compile(
