@@ -9,7 +9,7 @@ import numpy as np
 
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_audio
-from graph_agent.tools.pipeline_cache import load_pipeline
+from graph_agent.tools.pipeline_cache import TRANSFORMERS_PIPELINES, load_pipeline
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
 
@@ -69,11 +69,22 @@ class PiperSpeech:
         return {"audio": audio, "sampling_rate": chunks[0].sample_rate}
 
 
+def _is_piper_voice(model_dir: str) -> bool:
+    return any(Path(model_dir).glob("*.onnx"))
+
+
 def load_speech_model(model_dir: str) -> Any:
     """A Piper voice when the directory holds one, otherwise a transformers TTS pipeline."""
-    if any(Path(model_dir).glob("*.onnx")):
+    if _is_piper_voice(model_dir):
         return PiperSpeech(model_dir)
     return load_pipeline("text-to-audio", model_dir)
+
+
+def speech_imports(model_dir: str) -> tuple[str, ...]:
+    """What `load_speech_model` imports for ``model_dir`` (see `TaskTool.lazy_imports`):
+    ``piper`` (and its ``onnxruntime``) for a voice, so a Piper voice costs no transformers or
+    torch import; transformers for a pipeline."""
+    return ("onnxruntime", "piper") if _is_piper_voice(model_dir) else (TRANSFORMERS_PIPELINES,)
 
 
 def _speak(pipe: Any, call: ToolCall) -> ToolResult:
@@ -118,6 +129,7 @@ TOOLS: list[TaskTool] = [
         loader="text-to-audio",
         call=_speak,
         make_loader=load_speech_model,
+        imports=speech_imports,
         description="Read a text aloud into an audio file.",
     ),
 ]

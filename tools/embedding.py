@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from graph_agent.tools.errors import ToolError
-from graph_agent.tools.pipeline_cache import loading_device
+from graph_agent.tools.pipeline_cache import SENTENCE_TRANSFORMERS, loading_device
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
 
@@ -99,6 +99,7 @@ def _tool(task: str, call, description: str, inputs=(("text", "text"),), options
         description=description,
         options=options,
         make_loader=load_sentence_model,
+        imports=(SENTENCE_TRANSFORMERS,),
     )
 
 

@@ -8,41 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from graph_agent.tools.artifacts import ArtifactStore
-from graph_agent.tools.pipeline_cache import (
-    PIPELINES,
-    SENTENCE_TRANSFORMERS,
-    TRANSFORMERS_PIPELINES,
-    load_pipeline,
-)
+from graph_agent.tools.pipeline_cache import PIPELINES, TRANSFORMERS_PIPELINES, load_pipeline
 from graph_agent.tools.results import Modality, ToolResult
-
-#: What a Piper voice's loader imports: ``piper``, which imports ``onnxruntime``.
-PIPER_IMPORTS = ("onnxruntime", "piper")
-
-
-def speech_imports(model_dir: str) -> tuple[str, ...]:
-    """The modules the speech tool's loader (`graph_agent.tools.audio.load_speech_model`)
-    imports for ``model_dir``: Piper for a folder holding an ONNX voice, as that loader decides,
-    else transformers for its text-to-audio pipeline. A Piper voice so costs no transformers or
-    torch import."""
-    if any(Path(model_dir).glob("*.onnx")):
-        return PIPER_IMPORTS
-    return (TRANSFORMERS_PIPELINES,)
-
-
-#: The modules each loader this package ships imports lazily, by model folder. Pipelines (no
-#: ``make_loader``) import transformers; a loader from elsewhere (a test's fake) imports nothing
-#: unless its tool says so, so it pays for no import it does not use.
-PACKAGE_LOADER_IMPORTS: dict[str, Callable[[str], tuple[str, ...]]] = {
-    "graph_agent.tools.audio.load_speech_model": speech_imports,
-    "graph_agent.tools.embedding.load_sentence_model": lambda _dir: (SENTENCE_TRANSFORMERS,),
-    # Importing the pipelines module imports the auto classes the VQA loader resolves lazily.
-    "graph_agent.tools.vision.load_vqa_model": lambda _dir: (TRANSFORMERS_PIPELINES,),
-}
 
 
 @dataclass
@@ -87,25 +57,18 @@ class TaskTool:
 
     def lazy_imports(self, model_dir: str) -> tuple[str, ...]:
         """Modules imported once, one at a time, before this tool loads ``model_dir``
-        (`warm_imports`): only those its loader imports for that folder.
+        (`warm_imports`): first imports are not thread-safe, so they are not left to loaders
+        running in parallel.
 
-        First imports are not thread-safe, so they are not left to loaders running in parallel.
-        ``imports`` when given. Otherwise transformers for a pipeline, what
-        `PACKAGE_LOADER_IMPORTS` says for a loader this package ships (transformers for any
-        other), and nothing for a loader from elsewhere (a test's fake).
+        ``imports`` when the tool declares them (a tuple, or a function of the model folder
+        for a loader that decides by folder); else transformers for a pipeline, and nothing
+        for a ``make_loader`` that declares nothing (a test's fake pays for no import).
         """
         if callable(self.imports):
             return tuple(self.imports(model_dir))
         if self.imports is not None:
             return tuple(self.imports)
-        if self.make_loader is None:
-            return (TRANSFORMERS_PIPELINES,)
-        module = getattr(self.make_loader, "__module__", None) or ""
-        if not module.startswith("graph_agent."):
-            return ()
-        name = f"{module}.{getattr(self.make_loader, '__qualname__', '')}"
-        declared = PACKAGE_LOADER_IMPORTS.get(name)
-        return declared(model_dir) if declared else (TRANSFORMERS_PIPELINES,)
+        return (TRANSFORMERS_PIPELINES,) if self.make_loader is None else ()
 
     def _loader(self) -> Callable[[str], Any]:
         if self.make_loader is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_image
-from graph_agent.tools.pipeline_cache import loading_device
+from graph_agent.tools.pipeline_cache import TRANSFORMERS_PIPELINES, loading_device
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
 
@@ -250,6 +250,8 @@ TOOLS: list[TaskTool] = [
         loader="visual-question-answering",
         call=_vqa,
         make_loader=load_vqa_model,
+        # The pipelines module imports the auto classes this loader resolves lazily.
+        imports=(TRANSFORMERS_PIPELINES,),
         description="Answer a question about an image.",
     ),
 ]
