@@ -39,8 +39,8 @@ def load_sentence_transformer(path: str):
 @functools.lru_cache(maxsize=2)
 def _load_sentence_transformer(path: str):
     # The first import of sentence-transformers (and the transformers modules it pulls in) goes
-    # through the tools' one-at-a-time warm-up: a tool may be importing transformers right now.
-    from graph_agent.tools.pipeline_cache import SENTENCE_TRANSFORMERS, warm_imports
+    # through the one-at-a-time warm-up the tools use: a tool may be importing transformers now.
+    from graph_agent.first_imports import SENTENCE_TRANSFORMERS, warm_imports
 
     warm_imports(SENTENCE_TRANSFORMERS)
     from sentence_transformers import SentenceTransformer

@@ -16,6 +16,7 @@ from typing import Any
 
 from polling import wait_until
 
+from graph_agent import first_imports as fi
 from graph_agent.retrieval_index import embedder
 from graph_agent.tools import pipeline_cache as pc
 from graph_agent.tools.pipeline_cache import MB, PipelineCache
@@ -36,13 +37,13 @@ def test_warm_imports_imports_each_module_once_and_one_at_a_time(monkeypatch):
         with guard:
             inside[0] -= 1
 
-    monkeypatch.setattr(pc, "_warmed", set(), raising=False)
-    monkeypatch.setattr(pc, "import_module", fake_import)  # only the name warm_imports uses
+    monkeypatch.setattr(fi, "_warmed", set(), raising=False)
+    monkeypatch.setattr(fi, "import_module", fake_import)  # only the name warm_imports uses
     barrier = threading.Barrier(4)
 
     def warm(names: tuple[str, ...]) -> None:
         barrier.wait()
-        pc.warm_imports(*names)
+        fi.warm_imports(*names)
 
     jobs = [("fake.one", "fake.two"), ("fake.two",), ("fake.one",), ("fake.one", "fake.two")]
     threads = [threading.Thread(target=warm, args=(job,)) for job in jobs]
@@ -54,9 +55,9 @@ def test_warm_imports_imports_each_module_once_and_one_at_a_time(monkeypatch):
 
 
 def test_a_failed_warm_up_is_left_to_the_loader_and_tried_again(monkeypatch):
-    monkeypatch.setattr(pc, "_warmed", set(), raising=False)
-    pc.warm_imports("graph_agent_no_such_module")  # no error here: the loader reports it
-    assert "graph_agent_no_such_module" not in pc._warmed
+    monkeypatch.setattr(fi, "_warmed", set(), raising=False)
+    fi.warm_imports("graph_agent_no_such_module")  # no error here: the loader reports it
+    assert "graph_agent_no_such_module" not in fi._warmed
 
 
 def test_the_cache_warms_a_loads_imports_before_reserving_its_room(monkeypatch):
@@ -73,47 +74,32 @@ def test_tools_declare_the_imports_their_loaders_make(tmp_path):
     voice.mkdir()
     tts.mkdir()
     (voice / "en_US-joe-medium.onnx").write_bytes(b"")
-    transformers = (pc.TRANSFORMERS_PIPELINES,)
+    transformers = (fi.TRANSFORMERS_PIPELINES,)
     for task in ("text-generation", "automatic-speech-recognition", "visual-question-answering"):
         assert get_tool(task).lazy_imports(str(tts)) == transformers
-    assert get_tool("feature-extraction").lazy_imports(str(tts)) == (pc.SENTENCE_TRANSFORMERS,)
+    assert get_tool("feature-extraction").lazy_imports(str(tts)) == (fi.SENTENCE_TRANSFORMERS,)
     speech = get_tool("text-to-speech")
     assert speech.lazy_imports(str(voice)) == ("onnxruntime", "piper")  # no transformers
     assert speech.lazy_imports(str(tts)) == transformers
 
-    def fake(call_model: Any, call: Any) -> Any:
-        return None
-
-    elsewhere = TaskTool(
-        task="t",
-        inputs=(),
-        output="text",
-        loader="sentence-transformers",
-        call=fake,
-        description="A loader from outside the package (test only).",
-        make_loader=lambda path: object(),
-    )
-    assert elsewhere.lazy_imports("m") == ()  # a fake pays for no transformers import
-    explicit = TaskTool(
-        task="t",
-        inputs=(),
-        output="text",
-        loader="x",
-        call=fake,
-        description="test only",
-        imports=("fake.module",),
-    )
-    assert explicit.lazy_imports("m") == ("fake.module",)
-    by_folder = TaskTool(
-        task="t",
-        inputs=(),
-        output="text",
-        loader="x",
-        call=fake,
-        description="test only",
-        imports=lambda model_dir: [f"fake.{model_dir}"],
-    )
+    # A loader from outside the package (a test's fake) pays for no transformers import.
+    assert _tool(make_loader=lambda path: object()).lazy_imports("m") == ()
+    assert _tool(imports=("fake.module",)).lazy_imports("m") == ("fake.module",)
+    by_folder = _tool(imports=lambda model_dir: [f"fake.{model_dir}"])
     assert by_folder.lazy_imports("m") == ("fake.m",)
+
+
+def _tool(**settings: Any) -> TaskTool:
+    """A tool for these tests only, with ``settings`` (its loader and imports)."""
+    return TaskTool(
+        task="t",
+        inputs=(),
+        output="text",
+        loader="x",
+        call=lambda model, call: None,
+        description="test only",
+        **settings,
+    )
 
 
 def test_warming_a_piper_voice_imports_piper_and_onnxruntime_not_transformers(tmp_path):
@@ -121,9 +107,9 @@ def test_warming_a_piper_voice_imports_piper_and_onnxruntime_not_transformers(tm
     (tmp_path / "voice.onnx").write_bytes(b"")
     script = (
         "import sys\n"
-        "from graph_agent.tools import pipeline_cache as pc\n"
+        "from graph_agent.first_imports import warm_imports\n"
         "from graph_agent.tools.registry import get_tool\n"
-        f"pc.warm_imports(*get_tool('text-to-speech').lazy_imports({str(tmp_path)!r}))\n"
+        f"warm_imports(*get_tool('text-to-speech').lazy_imports({str(tmp_path)!r}))\n"
         "print(sorted(m for m in ('piper', 'onnxruntime', 'transformers', 'torch')"
         " if m in sys.modules))\n"
     )
@@ -163,7 +149,7 @@ def test_concurrent_first_calls_load_the_sentence_transformer_once(monkeypatch):
     fake = types.ModuleType("sentence_transformers")
     fake.SentenceTransformer = FakeSentenceTransformer  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
-    monkeypatch.setattr(pc, "_warmed", set(), raising=False)
+    monkeypatch.setattr(fi, "_warmed", set(), raising=False)
     lock = CountingLock()
     monkeypatch.setattr(embedder, "_LOAD_LOCK", lock, raising=False)
     path = f"/nonexistent/minilm-{uuid.uuid4().hex}"  # no other test has it cached

@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from graph_agent.first_imports import TRANSFORMERS_PIPELINES
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_audio
-from graph_agent.tools.pipeline_cache import TRANSFORMERS_PIPELINES, load_pipeline
+from graph_agent.tools.pipeline_cache import load_pipeline
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
 

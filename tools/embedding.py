@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from graph_agent.first_imports import SENTENCE_TRANSFORMERS
 from graph_agent.tools.errors import ToolError
-from graph_agent.tools.pipeline_cache import SENTENCE_TRANSFORMERS, loading_device
+from graph_agent.tools.pipeline_cache import loading_device
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
 

@@ -40,10 +40,10 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from graph_agent.first_imports import TRANSFORMERS_PIPELINES, warm_imports
 from graph_agent.tools.errors import ModelUnavailableError
 
 log = logging.getLogger(__name__)
@@ -65,40 +65,6 @@ _CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
 
 #: Per thread: the cache whose load is in progress, read by loaders through `loading_device`.
 _loading = threading.local()
-
-#: The module behind ``from transformers import pipeline``. Importing it also imports
-#: transformers' auto classes, which the other transformers loaders (VQA) resolve lazily.
-TRANSFORMERS_PIPELINES = "transformers.pipelines"
-#: The module the sentence-transformers loaders import.
-SENTENCE_TRANSFORMERS = "sentence_transformers"
-
-_IMPORT_LOCK = threading.Lock()
-_warmed: set[str] = set()  # modules `warm_imports` has imported
-
-
-def warm_imports(*modules: str) -> None:
-    """Import ``modules`` once per process, one import at a time, before a load needs them.
-
-    First imports inside loaders are not thread-safe: transformers resolves ``from transformers
-    import pipeline`` lazily, and ten concurrent first requests on a fresh server raised "cannot
-    import name 'pipeline' from 'transformers'" (threads importing its submodules in different
-    orders are handed each other's half-initialised modules). Only these first imports are
-    serialised, so the loads themselves run in parallel and a slow load holds up no other. A
-    module that fails to import is left to its loader, which reports the error in context; the
-    next call tries again.
-    """
-    if all(name in _warmed for name in modules):
-        return
-    with _IMPORT_LOCK:
-        for name in modules:
-            if name in _warmed:
-                continue
-            try:
-                import_module(name)
-            except Exception:  # not installed, or broken: the loader reports it in context
-                log.debug("Could not import %s ahead of a load", name, exc_info=True)
-                continue
-            _warmed.add(name)
 
 
 class AbandonedCallError(TimeoutError):

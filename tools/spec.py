@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph_agent.first_imports import TRANSFORMERS_PIPELINES
 from graph_agent.tools.artifacts import ArtifactStore
-from graph_agent.tools.pipeline_cache import PIPELINES, TRANSFORMERS_PIPELINES, load_pipeline
+from graph_agent.tools.pipeline_cache import PIPELINES, load_pipeline
 from graph_agent.tools.results import Modality, ToolResult
 
 
