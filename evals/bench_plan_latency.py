@@ -11,6 +11,10 @@ TaskBench data, our human-phrased set. The catalog is HuggingGPT's 673 p0 model 
 (a realistic size; only the fact that nothing is installed is unrealistic, so the selector
 does not filter on "runnable here"), or the installed pack's cards with ``--catalog pack``.
 
+Both encoder calls (the detector's pass over the request, the batch of step queries) run on
+ONNX Runtime when the pack has the encoder's export, else on PyTorch; the result names the
+backend (``encoder``), and ``GRAPH_AGENT_ENCODER_THREADS`` sets ONNX Runtime's threads.
+
 Baseline, measured in the same run: one warm call of the cheapest real model step the pack
 has (EfficientNet-Lite0 on matplotlib's sample photo). The ratio says what share of that
 step planning and selection cost. HIVE's paper does not give a per-request planning latency
@@ -114,7 +118,9 @@ def run(
     from graph_agent.errors import RequestError
     from graph_agent.planning.offline import plan_offline
     from graph_agent.planning.plan import PlanError, validate
+    from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME
     from graph_agent.retrieval_index.search import select, step_query
+    from graph_agent.retrieval_index.token_encoder import token_encoder
 
     models_dir = Path(models_dir or default_models_dir())
     label, requests = load_requests(data, limit)
@@ -158,6 +164,7 @@ def run(
         "no_plan": no_plan,
         "steps": steps,
         "catalog": described,
+        "encoder": token_encoder(models_dir / EMBEDDER_DIR_NAME).backend,
         "index_open_s": round(index_s, 1),
         "plan_ms": _ms(plan_t),
         "select_ms": _ms(select_t),
@@ -189,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     p, s, t = result["plan_ms"], result["select_ms"], result["plan_select_ms"]
     print(
         f"{result['planned']} {result['requests']} requests, {result['steps']} steps; "
-        f"catalog {result['catalog']}"
+        f"catalog {result['catalog']}; encoder on {result['encoder']}"
     )
     for name, ms in (("plan", p), ("select", s), ("plan+select", t)):
         print(f"{name:12} p50 {ms['p50']:8.2f} ms  p99 {ms['p99']:8.2f} ms")

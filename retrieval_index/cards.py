@@ -9,9 +9,10 @@ card's own pipeline tag. A card written by ``to_dict`` therefore reads back equa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ class Benchmark:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Benchmark:
         """Read a stored benchmark, ignoring keys a newer or older schema added."""
-        known = {f.name for f in fields(cls)}
+        known = cls.__dataclass_fields__  # not fields(): this runs for every card read
         return cls(**{k: v for k, v in raw.items() if k in known})
 
     def better_than(self, other: Benchmark) -> bool:
@@ -175,7 +176,13 @@ def normalize_language(raw: Any) -> str | None:
         return "no"
     if raw is None or raw is True:
         return None
-    text = str(raw).strip().lower()
+    return _language_code(str(raw).strip().lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def _language_code(text: str) -> str | None:
+    """``normalize_language`` for a stripped, lowercase text (cached: cards repeat a few
+    hundred values, and every card read from the catalog is normalised again)."""
     if not text:
         return None
     if text in _SPECIAL_LANGUAGES:

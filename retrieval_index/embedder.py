@@ -83,3 +83,13 @@ class Embedder:
             "per_second": len(texts) / seconds if seconds > 0 else 0.0,
         }
         return np.ascontiguousarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors for a few short texts (a plan's step queries), on the fast path.
+
+        Same space as ``encode`` (see ``token_encoder``), without sentence-transformers'
+        per-call overhead and on ONNX Runtime when the pack has the export.
+        """
+        from graph_agent.retrieval_index.token_encoder import token_encoder
+
+        return token_encoder(self.path).sentence_vectors(texts)

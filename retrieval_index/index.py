@@ -89,6 +89,8 @@ class EmbedderLike(Protocol):
 
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray: ...
 
+    def encode_queries(self, texts: list[str]) -> np.ndarray: ...
+
 
 @dataclass(frozen=True)
 class IndexParams:
@@ -732,7 +734,7 @@ class CardIndex:
         of three single encodes on two cores (the per-call overhead dominates short texts).
         """
         self.ensure()
-        return np.ascontiguousarray(self.embedder.encode(list(queries)), dtype=np.float32)
+        return np.ascontiguousarray(self.embedder.encode_queries(list(queries)), dtype=np.float32)
 
     def search_vector(
         self,

