@@ -2,9 +2,9 @@
 
 Both run before any model step of a request, so their encoder calls are most of what the
 request waits for before work starts. When the model pack holds the ONNX export of the
-encoder (``tools/model_pack/onnx_export.py``), ONNX Runtime runs it, about 2.5 times faster
-than eager PyTorch on this kind of text; otherwise (a pack installed before the export
-existed) the loaded PyTorch model does, with the same results.
+encoder (``tools/model_pack/onnx_export.py``), ONNX Runtime runs it, about twice as fast
+as eager PyTorch on this kind of text (see ``onnx_export``); otherwise (a pack installed
+before the export existed) the loaded PyTorch model does, with the same results.
 
 Bulk embedding of cards stays with sentence-transformers (``embedder.Embedder.encode``):
 it batches by length and draws the progress bar. ``sentence_vectors`` here does what that

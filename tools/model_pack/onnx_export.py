@@ -1,11 +1,11 @@
 """Export the pack's sentence encoder to ONNX, so planning and search run it on ONNX Runtime.
 
 Every request pays two encoder calls before any model step runs: the task detector's pass
-over the request and the selector's step queries. On a 2-core CPU, ONNX Runtime runs
-MiniLM on a request-sized text about 2.5 times faster than eager PyTorch (measured by
-``python -m graph_agent.evals.bench_plan_latency``). sentence-transformers' own ONNX backend
-needs optimum-onnx, which requires transformers < 4.58, so the install exports the graph
-once with ``torch.onnx`` instead.
+over the request and the selector's step queries. On a 2-core CPU, ONNX Runtime (2 threads)
+runs MiniLM on a request-sized text in about 9 ms, where eager PyTorch takes about 22 ms on
+one thread and 19 ms on two (plan+select: ``python -m graph_agent.evals.bench_plan_latency``).
+sentence-transformers' own ONNX backend needs optimum-onnx, which requires
+transformers < 4.58, so the install exports the graph once with ``torch.onnx`` instead.
 
 The export is checked against the PyTorch model on a padded batch before it is kept; a
 mismatch fails the install with a clear message rather than leaving a file that silently
