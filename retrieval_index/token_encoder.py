@@ -28,7 +28,8 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-#: The export's place inside the model directory (written by the model pack).
+#: The export's place inside the model directory (sentence-transformers' convention),
+#: written by the model pack's ``onnx_export``.
 ONNX_FILE = Path("onnx") / "model.onnx"
 #: ONNX Runtime threads per call: two cores are the target machine; a request-sized text
 #: gains little past that and concurrent requests would only contend.

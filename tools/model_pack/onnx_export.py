@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: Where the export sits inside the model directory (sentence-transformers' convention).
-ONNX_FILE = Path("onnx") / "model.onnx"
+from graph_agent.retrieval_index.token_encoder import ONNX_FILE
+
 #: Largest difference in any token vector the export may show against PyTorch.
 TOLERANCE = 1e-4
 
