@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from copy import copy as shallow_copy
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -359,6 +360,14 @@ class ModelCard:
             ids.remove(UNKNOWN)
         self.licenses = [i for i in ids if i != UNKNOWN]
         self.license = ids[0] if ids else UNKNOWN
+
+    def copy(self) -> ModelCard:
+        """A copy whose fields and lists are its own, made without normalising again."""
+        twin = shallow_copy(self)
+        for name, value in vars(twin).items():
+            if isinstance(value, list):
+                setattr(twin, name, list(value))
+        return twin
 
     @property
     def runnable(self) -> bool:

@@ -17,6 +17,7 @@ the catalog.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -45,6 +46,17 @@ INSERT OR IGNORE INTO meta (key, value) VALUES ('log_floor', 0);
 
 #: SQLite's limit on bound parameters is 32766 in current builds, 999 in old ones.
 _CHUNK = 900
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(body: str) -> ModelCard:
+    """The card a stored body holds, parsed and normalised once per distinct body.
+
+    The selector reads the same few dozen cards for every step of every request; parsing
+    and normalising them again each time was most of selection's own cost. Keyed by the
+    body text itself, a changed card can never be served stale, whichever process wrote it.
+    """
+    return ModelCard.from_dict(json.loads(body))
 
 
 class Catalog:
@@ -119,7 +131,8 @@ class Catalog:
 
     def get(self, card_id: str) -> ModelCard | None:
         row = self._db.execute("SELECT body FROM cards WHERE id = ?", (card_id,)).fetchone()
-        return ModelCard.from_dict(json.loads(row[0])) if row else None
+        # A copy: callers may change their card without touching the cached one.
+        return _parsed(row[0]).copy() if row else None
 
     def by_task(self, task: str) -> list[ModelCard]:
         rows = self._db.execute(

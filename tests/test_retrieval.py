@@ -74,3 +74,31 @@ def test_catalog_upsert_remove_and_stale_index_rebuild(index):
     index.catalog.upsert([extra])
     chosen = select(index, "summarization", "summarize a long document")
     assert chosen.rejected["acme/summarizer"] == ["weights not on this machine"]
+
+
+def test_catalog_reads_follow_changes_made_by_another_connection(tmp_path):
+    """Cards are parsed once and reused (selection's hot path), yet never served stale."""
+    path = tmp_path / "catalog.sqlite"
+    card = ModelCard(id="acme/asr", task="automatic-speech-recognition", license="mit")
+    Catalog(path).upsert([card])
+    reader = Catalog(path)
+    first = reader.get("acme/asr")
+    first.license = "changed-by-a-caller"
+    first.languages.append("xx")  # a caller's own copy, even its lists
+    assert reader.get("acme/asr").license == "mit"
+    assert reader.get("acme/asr").languages == []
+    Catalog(path).upsert([ModelCard(id="acme/asr", task="automatic-speech-recognition")])
+    assert reader.get("acme/asr").license == "unknown"  # the other writer's change is seen
+
+
+def test_single_query_search_leaves_the_threads_openmp_setting_as_it_was(index):
+    """FAISS shares torch's OpenMP runtime: a search must not leave torch on one thread."""
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(3)
+    try:
+        hits = index.search("summarization", "summarize the notes", k=3)
+        assert hits and faiss.omp_get_max_threads() == 3
+    finally:
+        faiss.omp_set_num_threads(before)
