@@ -31,6 +31,13 @@ log = logging.getLogger(__name__)
 #: The export's place inside the model directory (sentence-transformers' convention),
 #: written by the model pack's ``onnx_export``.
 ONNX_FILE = Path("onnx") / "model.onnx"
+#: The task detector also reads this layer's token vectors (``hidden_states`` numbering:
+#: 0 is the embeddings): mid-depth vectors still say which words are there, which the
+#: last layer has blended into the sentence's topic. The export returns them as a second
+#: output, so one pass serves both.
+MIDDLE_LAYER = 4
+#: The export's outputs, by name.
+OUTPUTS = ("token_vectors", "middle_vectors")
 #: ONNX Runtime threads per call: two cores are the target machine; a request-sized text
 #: gains little past that and concurrent requests would only contend.
 THREADS_ENV = "GRAPH_AGENT_ENCODER_THREADS"
@@ -70,6 +77,15 @@ class TokenEncoder:
                 self._session = _ort_session(onnx)
             except Exception as exc:  # a broken or foreign file: PyTorch still works
                 log.warning("Cannot load %s (%s); encoding with PyTorch instead.", onnx, exc)
+            else:
+                if [o.name for o in self._session.get_outputs()] != list(OUTPUTS):
+                    log.warning(
+                        "The ONNX export at %s is from an older pack (no %s output); encoding "
+                        "with PyTorch until `graph-agent models install` refreshes it.",
+                        onnx,
+                        OUTPUTS[1],
+                    )
+                    self._session = None
         if self._session is None:
             from graph_agent.retrieval_index.embedder import load_sentence_transformer
 
@@ -98,17 +114,23 @@ class TokenEncoder:
 
     def token_vectors(self, tokens: Tokens) -> np.ndarray:
         """Last-layer vectors, ``(batch, tokens, 384)`` float32."""
+        return self.layer_vectors(tokens)[0]
+
+    def layer_vectors(self, tokens: Tokens) -> tuple[np.ndarray, np.ndarray]:
+        """Last-layer and ``MIDDLE_LAYER`` vectors, each ``(batch, tokens, 384)`` float32."""
         if self._session is not None:
             feed = {"input_ids": tokens.input_ids, "attention_mask": tokens.attention_mask}
-            return self._session.run(None, feed)[0]
+            last, middle = self._session.run(list(OUTPUTS), feed)
+            return last, middle
         import torch
 
         with self._lock, torch.inference_mode():
             out = self._torch(
                 input_ids=torch.from_numpy(tokens.input_ids),
                 attention_mask=torch.from_numpy(tokens.attention_mask),
+                output_hidden_states=True,
             )
-        return out.last_hidden_state.numpy()
+        return out.last_hidden_state.numpy(), out.hidden_states[MIDDLE_LAYER].numpy()
 
     def sentence_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit sentence vectors, one row per text, as the model's sentence-transformers

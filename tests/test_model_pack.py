@@ -136,3 +136,12 @@ def test_installed_default_pack_is_complete(models_dir):
         assert installer.is_installed(models_dir, MODELS[name]), (
             f"{name} missing from {models_dir}: run `graph-agent models install`"
         )
+
+
+def test_a_converter_revision_reinstalls_only_the_models_that_converter_built(monkeypatch):
+    from graph_agent.tools.model_pack import manifest
+
+    before = {m.name: m.fingerprint() for m in MODELS.values()}
+    monkeypatch.setitem(manifest.CONVERTER_REVISION, "copy_onnx", 99)
+    changed = {m.name for m in MODELS.values() if m.fingerprint() != before[m.name]}
+    assert changed == {m.name for m in MODELS.values() if m.converter == "copy_onnx"} != set()

@@ -210,3 +210,12 @@ def test_an_apostrophe_inside_a_single_quoted_text_does_not_end_it():
     assert step.args["text"] == "Hope you're having a great day, it's sunny."
     # An apostrophe after a word ("the students' notes") still opens no quote.
     assert split_clauses("summarize the students' notes")[0].quotes == []
+
+
+def test_a_request_longer_than_the_encoder_reads_is_still_planned():
+    """Past 512 tokens clauses are encoded one by one, and a clause that long is cut."""
+    request = "transcribe a.wav and summarize it. " + "The notes go on and on. " * 120
+    assert _tasks(request, {"a.wav": "audio"})[:2] == [
+        "automatic-speech-recognition",
+        "summarization",
+    ]

@@ -50,13 +50,29 @@ def test_planner_token_vectors_are_the_same_on_both_backends(minilm):
     assert float((a[0] * a[2]).sum()) < 0.95  # the spans really are pooled apart
 
 
-def test_a_broken_export_falls_back_to_torch_and_says_so(minilm, tmp_path, caplog):
+def test_both_layers_are_the_same_on_both_backends(minilm):
+    onnx, torch = TokenEncoder(minilm), TokenEncoder(minilm, prefer_onnx=False)
+    tokens = onnx.tokenize(TEXTS[:3])
+    (a_last, a_mid), (b_last, b_mid) = onnx.layer_vectors(tokens), torch.layer_vectors(tokens)
+    real = tokens.attention_mask.astype(bool)
+    assert a_mid.shape == a_last.shape == (3, tokens.length, 384)
+    assert float(np.abs(a_last - b_last)[real].max()) < 1e-4
+    assert float(np.abs(a_mid - b_mid)[real].max()) < 1e-4
+    assert float(np.abs(a_mid - a_last)[real].max()) > 0.1  # really another layer
+
+
+def _copy_without_export(minilm, tmp_path):
     copy = tmp_path / EMBEDDER_DIR_NAME
     copy.mkdir()
     for item in minilm.iterdir():
         if item.name != "onnx":
             (copy / item.name).symlink_to(item)
     (copy / ONNX_FILE).parent.mkdir()
+    return copy
+
+
+def test_a_broken_export_falls_back_to_torch_and_says_so(minilm, tmp_path, caplog):
+    copy = _copy_without_export(minilm, tmp_path)
     (copy / ONNX_FILE).write_bytes(b"not an onnx graph")
     with caplog.at_level(logging.WARNING):
         encoder = TokenEncoder(copy)
@@ -64,3 +80,26 @@ def test_a_broken_export_falls_back_to_torch_and_says_so(minilm, tmp_path, caplo
     assert "encoding with PyTorch instead" in caplog.text
     vec = encoder.sentence_vectors(["detect objects in photo.jpg"])
     assert vec.shape == (1, 384) and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
+
+
+def test_an_export_from_an_older_pack_falls_back_to_torch_and_says_how_to_refresh(
+    minilm, tmp_path, caplog
+):
+    import onnx
+    from onnx import TensorProto, helper
+
+    copy = _copy_without_export(minilm, tmp_path)
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["b", "t"])
+    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["b", "t"])
+    out = helper.make_tensor_value_info("token_vectors", TensorProto.FLOAT, ["b", "t"])
+    cast = helper.make_node("Cast", ["input_ids"], ["token_vectors"], to=TensorProto.FLOAT)
+    graph = helper.make_graph([cast], "one_output", [ids, mask], [out])
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), copy / ONNX_FILE
+    )
+    with caplog.at_level(logging.WARNING):
+        encoder = TokenEncoder(copy)
+    assert encoder.backend == "torch"
+    assert "older pack" in caplog.text and "graph-agent models install" in caplog.text
+    last, middle = encoder.layer_vectors(encoder.tokenize(["detect objects in photo.jpg"]))
+    assert last.shape == middle.shape and last.shape[-1] == 384

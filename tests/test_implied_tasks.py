@@ -1,0 +1,99 @@
+"""The implied-task head: pooling, thresholds, where an added step goes, and the trained head."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graph_agent.planning.implied_tasks import ImpliedTask, TaskSetHead, load_head, pooled
+from graph_agent.planning.linking import StepText
+from graph_agent.planning.offline import _add_implied, detector
+from graph_agent.planning.task_detector import WEIGHTS, TokenStates, neutral_files
+
+
+def _states(n: int) -> TokenStates:
+    rng = np.random.default_rng(0)
+    offsets = np.array([[5 * i, 5 * i + 4] for i in range(n)])
+    return TokenStates(offsets, rng.normal(size=(n, 384)), rng.normal(size=(n, 384)))
+
+
+def test_pooling_is_a_soft_maximum_over_tokens():
+    scores = np.array([[0.0, -3.0], [2.0, -3.0], [0.0, -3.0]])
+    got = pooled(scores, sharpness=4.0)
+    assert 2.0 < got[0] < 2.01  # one strong token decides
+    assert abs(got[1] - (-3.0 + np.log(3) / 4)) < 1e-9  # equal tokens add a little
+
+
+def test_the_head_reports_likely_tasks_in_order_with_the_token_that_speaks_for_them():
+    states = _states(4)
+    W = np.zeros((768, 3), dtype=np.float32)
+    b = np.array([-9.0, -9.0, -9.0], dtype=np.float32)
+    W[0, 1] = 5.0  # task "b" fires on tokens whose first last-layer value is large
+    W[384, 2] = 5.0  # task "c" on the first middle-layer value
+    states.last[2, 0] = 4.0
+    states.middle[1, 0] = 3.0
+    head = TaskSetHead(W, b, ("a", "b", "c"), sharpness=4.0, threshold=0.5)
+    found = head.implied(states)
+    assert [t.task for t in found] == ["b", "c"]
+    assert found[0].probability > found[1].probability > 0.5
+    assert (found[0].at, found[1].at) == (10, 5)  # character starts of tokens 2 and 1
+    empty = TokenStates(np.zeros((0, 2), int), np.zeros((0, 384)), np.zeros((0, 384)))
+    assert head.implied(empty) == []
+
+
+def test_an_implied_step_goes_before_the_step_it_feeds_after_one_it_reads_if_its_input_exists():
+    steps = [
+        StepText("image-to-text", "caption photo.jpg", files=["photo.jpg"], start=0),
+        StepText("summarization", "and give me a synopsis", start=18),
+    ]
+    implied = [
+        ImpliedTask("document-question-answering", 0.9, at=25),  # text in, text out: after
+        ImpliedTask("summarization", 0.95, at=20),  # already planned: ignored
+        ImpliedTask("image-segmentation", 0.8, at=3),  # image out feeds captioning: before
+        ImpliedTask("audio-to-audio", 0.99, at=3),  # no audio anywhere: left out
+    ]
+    out = _add_implied(steps, implied, {"photo.jpg": "image"})
+    assert [s.task for s in out] == [
+        "image-segmentation",
+        "image-to-text",
+        "summarization",
+        "document-question-answering",
+    ]
+    assert out[0].files == ["photo.jpg"] and out[0].files is not steps[0].files
+    assert _add_implied([], implied, {}) == []
+    with_audio = _add_implied(steps, implied[-1:], {"photo.jpg": "image", "a.wav": "audio"})
+    assert [s.task for s in with_audio] == ["image-to-text", "audio-to-audio", "summarization"]
+
+
+def test_the_trained_head_is_stored_with_the_clause_classifier(models_dir):
+    head = load_head(str(WEIGHTS))
+    assert head is not None and 0.5 <= head.threshold < 1.0
+    det = detector(models_dir)
+    assert det is not None and det.set_head is head
+    # It reads the whole request: a task named at the end of a clause still scores high.
+    request = "generate a picture of a mountain cabin and estimate its depth"
+    prob, _ = head.probabilities(det.encoder.token_states(neutral_files(request)))
+    assert prob[head.labels.index("depth-estimation")] >= head.threshold
+    assert prob[head.labels.index("text-to-speech")] < 0.1
+
+
+@pytest.mark.parametrize("request_", ["transcribe a.wav", "x " * 600])
+def test_detect_gives_clause_probabilities_and_implied_tasks_in_one_pass(models_dir, request_):
+    det = detector(models_dir)
+    probs, implied = det.detect(request_, [(0, len(request_))])
+    assert probs.shape == (1, len(det.labels))
+    assert all(isinstance(t, ImpliedTask) for t in implied)
+    if len(request_) > 1000:
+        assert implied == []  # past 512 tokens clauses are encoded one by one, no head
+
+
+@pytest.mark.parametrize("rows", [0, 1, 12, 13, 200])
+def test_blocked_products_equal_the_plain_product(rows):
+    from graph_agent.planning.blas import single_thread_matmul
+
+    rng = np.random.default_rng(rows)
+    X = rng.normal(size=(rows, 768)).astype(np.float32)
+    W = rng.normal(size=(768, 27)).astype(np.float32)
+    got = single_thread_matmul(X, W)
+    assert got.shape == (rows, 27)
+    assert np.allclose(got, X @ W, atol=1e-4)
