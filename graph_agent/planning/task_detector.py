@@ -199,27 +199,18 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 
 class TaskDetector:
-    """Probabilities over ``labels`` for every clause of a request."""
+    """Probabilities over ``labels`` for every clause of a request, and the tasks it implies."""
 
     def __init__(self, models_dir: str | Path, weights: str | Path = WEIGHTS) -> None:
         self.encoder = encoder(str(Path(models_dir).expanduser()))
         self.W, self.b, self.labels = load_weights(str(weights))
         self.set_head = load_head(str(weights))
 
-    def encode(self, request: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
-        """Features of each span of ``request`` (what the classifier reads)."""
-        return clause_features(self.encoder, request, spans)
-
-    def probabilities(self, request: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
-        """Rows: clauses; columns: ``self.labels``."""
-        if not spans:
-            return np.zeros((0, len(self.labels)), dtype=np.float32)
-        return softmax(single_thread_matmul(self.encode(request, spans), self.W) + self.b)
-
     def detect(
         self, request: str, spans: Sequence[tuple[int, int]]
     ) -> tuple[np.ndarray, list[ImpliedTask]]:
-        """``probabilities`` of the clauses, and the tasks the whole request implies.
+        """Task probabilities per clause (rows: clauses; columns: ``self.labels``), and the
+        tasks the whole request implies.
 
         One encoder pass serves both. Requests past the encoder's 512 positions get no
         implied tasks (their clauses are encoded one by one).
