@@ -197,6 +197,7 @@ def _step_entry(
         "id": step["id"],
         "task": step["task"],
         "description": step.get("description", ""),
+        "inferred": step.get("inferred", ""),
         "args": step["args"],
         "deps": step["deps"],
         "status": statuses[step["id"]],
@@ -451,6 +452,8 @@ def _step_section(s: dict[str, Any], base_dir: str | Path | None) -> list[str]:
     lines = [f"### {s['id']} · {s['task']} · {s['status']}", ""]
     if s.get("description"):
         lines.append(f"Serves: “{_cell(s['description'])}”  ")
+    if s.get("inferred"):
+        lines.append(f"Not asked for in words; inferred: {_cell(s['inferred'])}  ")
     lines.append(f"Arguments: `{json.dumps(s.get('args') or {}, ensure_ascii=False)}`  ")
     lines.append(f"Needs: {', '.join(s.get('deps') or []) or 'nothing (runs first)'}")
     lines.append("")

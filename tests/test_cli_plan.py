@@ -67,6 +67,17 @@ def test_human_readable_without_json(capsys, wav):
     assert out.startswith('node-0  automatic-speech-recognition  {"audio": "meeting.wav"}')
 
 
+def test_human_readable_output_marks_a_step_nobody_asked_for(capsys, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The budget review moves to Friday.", encoding="utf-8")
+    assert main(["plan", "summarize notes.txt in French", "-i", str(notes)]) == EXIT_OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("node-0  summarization")
+    assert "inferred" not in lines[1]
+    assert lines[2].startswith("node-1  translation")
+    assert lines[-1] == "    inferred: summarization writes English and the request asks for French"
+
+
 def test_invalid_plan_is_a_usage_error(capsys, wav):
     code = main(["plan", "what is in meeting.wav", "-i", str(wav)])
     captured = capsys.readouterr()

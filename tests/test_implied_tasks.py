@@ -60,6 +60,9 @@ def test_an_implied_step_goes_before_the_step_it_feeds_after_one_it_reads_if_its
         "document-question-answering",
     ]
     assert out[0].files == ["photo.jpg"] and out[0].files is not steps[0].files
+    # An added step says why it is there; the steps the request asked for do not.
+    assert out[0].inferred.startswith("the request implies it") and "0.80" in out[0].inferred
+    assert out[1].inferred == out[2].inferred == ""
     assert _add_implied([], implied, {}) == []
     with_audio = _add_implied(steps, implied[-1:], {"photo.jpg": "image", "a.wav": "audio"})
     assert [s.task for s in with_audio] == ["image-to-text", "audio-to-audio", "summarization"]

@@ -155,6 +155,10 @@ def test_output_language_becomes_a_translation_step():
         ("summarization", {"text": "notes.txt"}),
         ("translation", {"text": "<node-0>", "target_language": "French"}),
     ]
+    assert plan.subtasks[0].inferred == ""
+    assert (
+        plan.subtasks[1].inferred == "summarization writes English and the request asks for French"
+    )
 
 
 def test_a_comparison_of_an_earlier_result_with_a_quote_reads_that_result_first():

@@ -304,6 +304,17 @@ def _replanned_state() -> State:
     return state
 
 
+def test_a_step_the_planner_inferred_says_so_in_both_reports():
+    state = _state()
+    why = "the request implies it though no clause names it (implied-task head, probability 0.91)"
+    state["plan"]["subtasks"][1]["inferred"] = why
+    report = build_report(state)
+    assert [s["inferred"] for s in report["steps"]] == ["", why, ""]
+    md = render_markdown(report, template_answer(state), {"written_by": "template"}, "/a/t1")
+    assert f"Not asked for in words; inferred: {why}" in _section(md, "node-1 · summarization")
+    assert "inferred" not in _section(md, "node-0 · automatic-speech-recognition")
+
+
 def test_a_replan_shows_every_plan_s_attempts_and_what_changed():
     report = build_report(_replanned_state())
     assert report["failures"] == []

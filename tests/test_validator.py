@@ -181,6 +181,12 @@ def test_text_task_given_audio_gets_speech_recognition_inserted():
         "node-1: inserted automatic-speech-recognition on meeting.wav because node-2 "
         "(was node-1) (summarization) needs text for 'text', not audio"
     ]
+    # The inserted step carries the reason itself, for reports that show steps one by one.
+    assert fixed.subtasks[1].inferred == (
+        "the validator inserted it because node-2 (was node-1) (summarization) needs text "
+        "for 'text', not audio"
+    )
+    assert [s.inferred for s in fixed.subtasks if s.id != "node-1"] == ["", "", ""]
 
 
 def test_one_transcript_serves_every_step_that_needs_it():

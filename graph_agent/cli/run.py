@@ -197,6 +197,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"{step.id}  {step.task}  {json.dumps(step.args, ensure_ascii=False)}{after}")
         if step.description:
             print(f"    {step.description}")
+        if step.inferred:
+            print(f"    inferred: {step.inferred}")
     return EXIT_OK
 
 

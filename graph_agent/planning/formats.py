@@ -13,7 +13,8 @@ Shared conventions:
   superset of its references) as ``task_links`` / ``dep``; import derives ``deps`` from the
   references alone and ignores ``task_links`` / ``dep``, which are redundant at best and, in
   TaskBench's gold, sometimes disagree with the arguments.
-- Neither format has per-step ``constraints`` or the plan's ``repairs``; export drops them.
+- Neither format has per-step ``constraints`` or ``inferred`` notes, or the plan's
+  ``repairs``; export drops them.
 
 TaskBench (``task_nodes`` / ``task_links`` / ``task_steps``):
 

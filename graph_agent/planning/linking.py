@@ -61,6 +61,8 @@ class StepText:
     files: list[str] = field(default_factory=list)
     start: int = 0
     lead: str = ""
+    #: Why the planner added the step though no clause asks for it ("" when one does).
+    inferred: str = ""
 
 
 def _kind(name: str, input_types: dict[str, str | None]) -> str | None:
@@ -119,6 +121,7 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                 args=args,
                 deps=deps,
                 description=step.text,
+                inferred=step.inferred,
             )
         )
     return out

@@ -109,6 +109,10 @@ def _add_implied(
             files=list(host.files),
             start=host.start,
             lead=host.lead,
+            inferred=(
+                f"the request implies it though no clause names it (implied-task head, "
+                f"probability {extra.probability:.2f})"
+            ),
         )
         out.insert(host_at if before else host_at + 1, step)
         have.add(extra.task)
@@ -153,7 +157,14 @@ def _add_translations(steps: list[StepText]) -> list[StepText]:
         language = target_language(step.text) if step.task in _WRITES_TEXT else None
         following = steps[i + 1].task if i + 1 < len(steps) else None
         if language and language != "English" and following != "translation":
-            out.append(StepText(task="translation", text=f"in {language}", start=step.start))
+            out.append(
+                StepText(
+                    task="translation",
+                    text=f"in {language}",
+                    start=step.start,
+                    inferred=f"{step.task} writes English and the request asks for {language}",
+                )
+            )
     return out
 
 

@@ -97,6 +97,14 @@ class Subtask(BaseModel):
             "they add to the run's constraints, which apply to every step."
         ),
     )
+    inferred: str = Field(
+        default="",
+        description=(
+            "Why the step is in the plan though no words of the request ask for it (the "
+            "planner judged the request implies it, or the validator inserted it); empty "
+            "for a step the request asks for. Reports show it, so a guess reads as one."
+        ),
+    )
 
 
 class Plan(BaseModel):
@@ -426,11 +434,14 @@ def _insert_conversions(plan: Plan, conversions: list[tuple[int, str, str]]) -> 
     for new, consumer, role, value in notes:
         was = old_ids[id(consumer)]
         moved = f" (was {was})" if was != consumer.id else ""
-        plan.repairs.append(
-            f"{new.id}: inserted {new.task} on {_rename(value, renamed)} because "
+        why = (
             f"{consumer.id}{moved} ({consumer.task}) needs text for {role!r}, "
             f"not {TASKS[new.task].roles[0][1]}"
         )
+        plan.repairs.append(
+            f"{new.id}: inserted {new.task} on {_rename(value, renamed)} because {why}"
+        )
+        new.inferred = new.inferred or f"the validator inserted it because {why}"
     plan.subtasks = ordered
     return plan
 
