@@ -68,6 +68,10 @@ class TokenEncoder:
         settings = json.loads(config.read_text()) if config.is_file() else {}
         #: Queries are cut here, as sentence-transformers cuts the cards.
         self.max_seq_length = int(settings.get("max_seq_length", 256))
+        hf_config = self.path / "config.json"
+        model_config = json.loads(hf_config.read_text()) if hf_config.is_file() else {}
+        #: Width of the vectors (384 for MiniLM-L6), so no texts still give the right shape.
+        self.hidden_size = int(model_config.get("hidden_size", 384))
         self._session: Any = None
         self._torch: Any = None
         self._lock = threading.Lock()
@@ -113,11 +117,11 @@ class TokenEncoder:
         )
 
     def token_vectors(self, tokens: Tokens) -> np.ndarray:
-        """Last-layer vectors, ``(batch, tokens, 384)`` float32."""
+        """Last-layer vectors, ``(batch, tokens, hidden_size)`` float32."""
         return self.layer_vectors(tokens)[0]
 
     def layer_vectors(self, tokens: Tokens) -> tuple[np.ndarray, np.ndarray]:
-        """Last-layer and ``MIDDLE_LAYER`` vectors, each ``(batch, tokens, 384)`` float32."""
+        """Last-layer and ``MIDDLE_LAYER`` vectors, each ``(batch, tokens, hidden_size)``."""
         if self._session is not None:
             feed = {"input_ids": tokens.input_ids, "attention_mask": tokens.attention_mask}
             last, middle = self._session.run(list(OUTPUTS), feed)
@@ -136,7 +140,7 @@ class TokenEncoder:
         """Unit sentence vectors, one row per text, as the model's sentence-transformers
         modules compute them (mean over real tokens, then normalized)."""
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, self.hidden_size), dtype=np.float32)
         tokens = self.tokenize(texts, self.max_seq_length)
         hidden = self.token_vectors(tokens)
         mask = tokens.attention_mask[:, :, None].astype(np.float32)

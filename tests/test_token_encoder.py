@@ -36,6 +36,7 @@ def test_sentence_vectors_match_sentence_transformers(minilm, prefer_onnx):
     assert ours.shape == (len(TEXTS), 384) and ours.dtype == np.float32
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
     assert float((ours * reference).sum(1).min()) > 0.99999
+    assert encoder.sentence_vectors([]).shape == (0, encoder.hidden_size) == (0, 384)
 
 
 def test_planner_token_vectors_are_the_same_on_both_backends(minilm):
