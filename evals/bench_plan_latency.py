@@ -12,8 +12,9 @@ TaskBench data, our human-phrased set. The catalog is HuggingGPT's 673 p0 model 
 does not filter on "runnable here"), or the installed pack's cards with ``--catalog pack``.
 
 Both encoder calls (the detector's pass over the request, the batch of step queries) run on
-ONNX Runtime when the pack has the encoder's export, else on PyTorch; the result names the
-backend (``encoder``), and ``GRAPH_AGENT_ENCODER_THREADS`` sets ONNX Runtime's threads.
+ONNX Runtime when the pack has the encoder's export, else on PyTorch; the queries run on the
+export's 8-bit twin when the pack has it. The result names the backends (``encoder``,
+``query_encoder``), and ``GRAPH_AGENT_ENCODER_THREADS`` sets ONNX Runtime's threads.
 
 Baseline, measured in the same run: one warm call of the cheapest real model step the pack
 has (EfficientNet-Lite0 on matplotlib's sample photo). The ratio says what share of that
@@ -165,6 +166,7 @@ def run(
         "steps": steps,
         "catalog": described,
         "encoder": token_encoder(models_dir / EMBEDDER_DIR_NAME).backend,
+        "query_encoder": token_encoder(models_dir / EMBEDDER_DIR_NAME).query_backend,
         "index_open_s": round(index_s, 1),
         "plan_ms": _ms(plan_t),
         "select_ms": _ms(select_t),
@@ -196,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     p, s, t = result["plan_ms"], result["select_ms"], result["plan_select_ms"]
     print(
         f"{result['planned']} {result['requests']} requests, {result['steps']} steps; "
-        f"catalog {result['catalog']}; encoder on {result['encoder']}"
+        f"catalog {result['catalog']}; encoder on {result['encoder']}, queries on "
+        f"{result['query_encoder']}"
     )
     for name, ms in (("plan", p), ("select", s), ("plan+select", t)):
         print(f"{name:12} p50 {ms['p50']:8.2f} ms  p99 {ms['p99']:8.2f} ms")

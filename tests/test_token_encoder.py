@@ -9,7 +9,8 @@ import pytest
 
 from graph_agent.planning.task_detector import Encoder
 from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME, load_sentence_transformer
-from graph_agent.retrieval_index.token_encoder import ONNX_FILE, TokenEncoder
+from graph_agent.retrieval_index.token_encoder import ONNX_FILE, QUERY_ONNX_FILE, TokenEncoder
+from graph_agent.tools.model_pack.onnx_export import QUERY_MIN_COSINE
 
 TEXTS = [
     "automatic-speech-recognition: transcribe meeting.wav",
@@ -22,21 +23,51 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def minilm(models_dir):
     path = models_dir / EMBEDDER_DIR_NAME
-    if not (path / ONNX_FILE).is_file():
-        pytest.fail(f"{path / ONNX_FILE} is missing: run `graph-agent models install`")
+    for export in (ONNX_FILE, QUERY_ONNX_FILE):
+        if not (path / export).is_file():
+            pytest.fail(f"{path / export} is missing: run `graph-agent models install`")
     return path
 
 
-@pytest.mark.parametrize("prefer_onnx", [True, False], ids=["onnxruntime", "torch"])
-def test_sentence_vectors_match_sentence_transformers(minilm, prefer_onnx):
+@pytest.mark.parametrize(
+    ("prefer_onnx", "backend", "min_cosine"),
+    [(True, "onnxruntime-int8", QUERY_MIN_COSINE), (False, "torch", 0.99999)],
+    ids=["onnxruntime-int8", "torch"],
+)
+def test_sentence_vectors_match_sentence_transformers(minilm, prefer_onnx, backend, min_cosine):
     encoder = TokenEncoder(minilm, prefer_onnx=prefer_onnx)
-    assert encoder.backend == ("onnxruntime" if prefer_onnx else "torch")
+    assert encoder.query_backend == backend
     ours = encoder.sentence_vectors(TEXTS)
     reference = load_sentence_transformer(str(minilm)).encode(TEXTS, normalize_embeddings=True)
     assert ours.shape == (len(TEXTS), 384) and ours.dtype == np.float32
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
-    assert float((ours * reference).sum(1).min()) > 0.99999
+    assert float((ours * reference).sum(1).min()) > min_cosine
     assert encoder.sentence_vectors([]).shape == (0, encoder.hidden_size) == (0, 384)
+
+
+def test_queries_on_the_8_bit_export_are_close_but_really_from_it(minilm, tmp_path):
+    full = _copy_without_export(minilm, tmp_path)
+    (full / ONNX_FILE).symlink_to(minilm / ONNX_FILE)  # the full-precision file only
+    precise, fast = TokenEncoder(full), TokenEncoder(minilm)
+    assert (precise.query_backend, fast.query_backend) == ("onnxruntime", "onnxruntime-int8")
+    a, b = precise.sentence_vectors(TEXTS), fast.sentence_vectors(TEXTS)
+    cosine = (a * b).sum(1)
+    assert cosine.min() > QUERY_MIN_COSINE and cosine.min() < 0.99999  # not the same file
+    # The planner's token vectors stay full precision on both.
+    tokens = fast.tokenize(TEXTS[:2])
+    assert np.array_equal(fast.layer_vectors(tokens)[0], precise.layer_vectors(tokens)[0])
+
+
+def test_a_broken_8_bit_export_leaves_queries_at_full_precision(minilm, tmp_path, caplog):
+    copy = _copy_without_export(minilm, tmp_path)
+    (copy / ONNX_FILE).symlink_to(minilm / ONNX_FILE)
+    (copy / QUERY_ONNX_FILE).write_bytes(b"not an onnx graph")
+    with caplog.at_level(logging.WARNING):
+        encoder = TokenEncoder(copy)
+    assert (encoder.backend, encoder.query_backend) == ("onnxruntime", "onnxruntime")
+    assert "encoding queries at full precision instead" in caplog.text
+    reference = load_sentence_transformer(str(minilm)).encode(TEXTS, normalize_embeddings=True)
+    assert float((encoder.sentence_vectors(TEXTS) * reference).sum(1).min()) > 0.99999
 
 
 def test_planner_token_vectors_are_the_same_on_both_backends(minilm):
@@ -104,3 +135,22 @@ def test_an_export_from_an_older_pack_falls_back_to_torch_and_says_how_to_refres
     assert "older pack" in caplog.text and "graph-agent models install" in caplog.text
     last, middle = encoder.layer_vectors(encoder.tokenize(["detect objects in photo.jpg"]))
     assert last.shape == middle.shape and last.shape[-1] == 384
+
+
+def test_the_8_bit_export_is_checked_against_full_precision_and_dropped_when_off(
+    minilm, tmp_path
+):
+    from graph_agent.tools.model_pack.onnx_export import quantize_for_queries
+
+    encoder = TokenEncoder(minilm, prefer_onnx=False)
+    tokens = encoder.tokenize(TEXTS[:3])
+    expected = encoder.token_vectors(tokens)
+    out = tmp_path / "q.onnx"
+    args = (minilm / ONNX_FILE, out, tokens.input_ids, tokens.attention_mask)
+    assert QUERY_MIN_COSINE < quantize_for_queries(*args, expected) < 0.99999
+    assert out.is_file()
+    # Vectors from another text stand in for a quantizer that broke the model.
+    wrong = np.roll(expected, 1, axis=0)
+    with pytest.raises(ValueError, match="8-bit ONNX export's sentence vectors reach only"):
+        quantize_for_queries(*args, wrong)
+    assert not out.exists()

@@ -14,7 +14,8 @@ from typing import Any, Literal
 Converter = Literal["copy", "copy_onnx", "whisper_ct2", "efficientnet_lite0", "gguf"]
 #: Bumped when a converter's output changes, so `models install` redoes those models only.
 #: copy_onnx 2: the export also returns the middle layer's token vectors.
-CONVERTER_REVISION: dict[str, int] = {"copy_onnx": 2}
+#: copy_onnx 3: plus an 8-bit copy of the export for the selector's queries.
+CONVERTER_REVISION: dict[str, int] = {"copy_onnx": 3}
 
 
 @dataclass(frozen=True)
