@@ -77,9 +77,14 @@ def test_planner_token_vectors_are_the_same_on_both_backends(minilm):
     torch.tokens = TokenEncoder(minilm, prefer_onnx=False)
     assert onnx.tokens.backend == "onnxruntime"
     a, b = onnx.span_vectors(request, spans), torch.span_vectors(request, spans)
-    assert a.shape == (3, 384)
+    assert a.shape == (3, 768)  # the last layer's mean, then the middle layer's
+    assert np.allclose(np.linalg.norm(a[:, :384], axis=1), 1.0, atol=1e-5)
+    assert np.allclose(np.linalg.norm(a[:, 384:], axis=1), 1.0, atol=1e-5)
     assert float(np.abs(a - b).max()) < 1e-4
-    assert float((a[0] * a[2]).sum()) < 0.95  # the spans really are pooled apart
+    for half in (slice(0, 384), slice(384, 768)):  # the spans really are pooled apart
+        assert float((a[0, half] * a[2, half]).sum()) < 0.95
+    # The halves are the two layers: not the same numbers twice.
+    assert float(np.abs(a[:, :384] - a[:, 384:]).max()) > 0.1
 
 
 def test_both_layers_are_the_same_on_both_backends(minilm):
@@ -137,9 +142,7 @@ def test_an_export_from_an_older_pack_falls_back_to_torch_and_says_how_to_refres
     assert last.shape == middle.shape and last.shape[-1] == 384
 
 
-def test_the_8_bit_export_is_checked_against_full_precision_and_dropped_when_off(
-    minilm, tmp_path
-):
+def test_the_8_bit_export_is_checked_against_full_precision_and_dropped_when_off(minilm, tmp_path):
     from graph_agent.tools.model_pack.onnx_export import quantize_for_queries
 
     encoder = TokenEncoder(minilm, prefer_onnx=False)

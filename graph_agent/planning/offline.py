@@ -212,7 +212,10 @@ def plan_offline(
             prev.files += clause.files
         else:
             preamble += clause.quotes
-    steps = _add_translations(_add_implied(steps, implied, input_types))
+    # Translations first: "summarize it in French" then has its translation step, reading
+    # the summary, before the implied-task head (which also sees "in French") could add one
+    # that reads the file beside the summary.
+    steps = _add_implied(_add_translations(steps), implied, input_types)
     if not steps:
         hint = ""
         if detector(models_dir) is None:  # only keyword matching was possible

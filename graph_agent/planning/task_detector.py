@@ -1,10 +1,12 @@
 """Which task each clause asks for: a softmax classifier over MiniLM vectors of the clause.
 
 The request is encoded once by the pack's all-MiniLM-L6-v2; a clause's vector is the mean of
-its tokens' vectors (so "convert it into audio" is read in the context of what "it" is),
-and one forward pass serves every clause, which keeps planning within milliseconds. The
-classifier is a single linear layer over that vector, the request's vector and hashed
-words of the clause ((384 + 384 + 2048) x K, plus a bias), trained by
+its tokens' vectors in the last layer and in a middle one (so "convert it into audio" is
+read in the context of what "it" is), and one forward pass serves every clause, which keeps
+planning within milliseconds. The classifier is a single linear layer over that vector, the
+request's vector and hashed words of the clause ((768 + 768 + 2048) x K, plus a bias): two
+classifiers, one without the middle layer, averaged logit for logit into one matrix,
+trained by
 ``python -m graph_agent.evals.train_planner`` on clauses of TaskBench's train split aligned
 to their gold steps, on TaskBench's step descriptions and on the vocabulary's synonyms; it
 has a ``none`` class for clauses that ask for nothing ("I have a photo of my cat"). It
@@ -80,8 +82,11 @@ class Encoder:
     def span_vectors(
         self, text: str, spans: Sequence[tuple[int, int]], states: TokenStates | None = None
     ) -> np.ndarray:
-        """One unit vector per ``(start, end)`` span: the mean of the tokens inside it.
+        """One vector per ``(start, end)`` span: the mean of the tokens inside it in the last
+        layer and in layer ``MIDDLE_LAYER``, each scaled to unit length, side by side.
 
+        The middle layer still holds much of the words themselves, which the last layer has
+        blended into context, and costs no extra encoder work (the pass computes it anyway).
         ``states`` are ``token_states(text)`` when the caller has them already.
         """
         states = states or self.token_states(text)
@@ -94,12 +99,14 @@ class Encoder:
                     for s, e in spans
                 ]
             )
-        hidden, offsets = states.last, states.offsets
-        out = np.zeros((len(spans), hidden.shape[1]), dtype=np.float32)
+        offsets = states.offsets
+        width = states.last.shape[1]
+        out = np.zeros((len(spans), 2 * width), dtype=np.float32)
         for i, (s, e) in enumerate(spans):
             inside = (offsets[:, 0] < e) & (offsets[:, 1] > s)
-            vec = hidden[inside].mean(0) if inside.any() else hidden.mean(0)
-            out[i] = vec / (np.linalg.norm(vec) + 1e-9)
+            for j, hidden in enumerate((states.last, states.middle)):
+                vec = hidden[inside].mean(0) if inside.any() else hidden.mean(0)
+                out[i, j * width : (j + 1) * width] = vec / (np.linalg.norm(vec) + 1e-9)
         return out
 
 
@@ -135,6 +142,12 @@ def lexical(text: str) -> np.ndarray:
         vec[zlib.crc32(gram.encode()) % LEXICAL_DIM] += 1.0
     norm = float(np.linalg.norm(vec))
     return vec / norm if norm else vec
+
+
+def last_layer_columns(width: int) -> np.ndarray:
+    """Columns of ``features`` that do not read the middle layer: the clause's and the
+    request's last-layer halves and the hashed words (``width``: one layer's size)."""
+    return np.r_[0:width, 2 * width : 3 * width, 4 * width : 4 * width + LEXICAL_DIM]
 
 
 def features(vectors: np.ndarray, context: np.ndarray, texts: Sequence[str]) -> np.ndarray:
