@@ -10,6 +10,7 @@ import pytest
 from graph_agent.errors import RequestError
 from graph_agent.planning.clauses import file_kind, split_clauses
 from graph_agent.planning.offline import detector, plan_offline
+from graph_agent.planning.plan import validate
 from graph_agent.planning.task_detector import WEIGHTS
 
 
@@ -239,11 +240,12 @@ def test_a_request_longer_than_the_encoder_reads_is_still_planned():
     ]
 
 
-@pytest.mark.parametrize("name", ["human_requests.jsonl", "human_requests_blind.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["human_requests.jsonl", "human_requests_blind.jsonl", "human_requests_blind2.jsonl"]
+)
 def test_our_human_sets_hold_valid_gold_plans(name):
     from graph_agent.evals.eval_planner import HUMAN
     from graph_agent.planning.formats import from_taskbench
-    from graph_agent.planning.plan import validate
 
     with (HUMAN.parent / name).open(encoding="utf-8") as fh:
         records = [json.loads(line) for line in fh if line.strip()]
@@ -262,3 +264,21 @@ def test_blind_human_set_score_floor():
     # has lost what generalises to people's phrasing.
     assert result["overall"]["node_f1"] >= 80.0
     assert result["overall"]["edge_f1"] >= 50.0
+
+
+def test_a_text_task_on_a_named_recording_reads_the_recording_through_speech_recognition():
+    # The detector names only summarization; the step still works on the recording (not on
+    # the request's words), so the validator puts speech recognition in front.
+    types = {"standup.wav": "audio"}
+    plan = plan_offline("I just need the gist of standup.wav", types)
+    assert [(s.task, s.args) for s in plan.subtasks] == [("summarization", {"text": "standup.wav"})]
+    plan = validate(plan, types)
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("automatic-speech-recognition", {"audio": "standup.wav"}),
+        ("summarization", {"text": "<node-0>"}),
+    ]
+    assert plan.subtasks[0].inferred.startswith("the validator inserted it")
+    # A recording an earlier step already read is not read twice: the summary reads the
+    # transcript.
+    plan = plan_offline("transcribe call.wav and summarize call.wav", {"call.wav": "audio"})
+    assert [s.args for s in plan.subtasks] == [{"audio": "call.wav"}, {"text": "<node-0>"}]
