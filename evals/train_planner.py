@@ -418,7 +418,7 @@ def fit(
 #: Weight of the classifier without the middle layer in the blend (``fit_blend``). 5-fold
 #: cross-validation of the whole planner on the train part, node / edge F1: last layer only
 #: 75.29 / 33.64, both layers only 76.41 / 35.94, blend 0.5 76.21 / 35.17, blend 0.3
-#: 76.28 / 35.69; blend 0.5 with the errand seeds 76.24 / 35.36 (every fold up on last
+#: 76.28 / 35.69; blend 0.5 with the errand seeds 76.24 / 35.36 (each fold above last
 #: layer only). Both-layers-only lost the most on our first human-phrased set (95.00 /
 #: 83.33 -> 92.61 / 76.67; the blend 94.06 / 78.69): the last-layer classifier keeps its
 #: hold on short, plain requests. On the blind human set, last layer only 83.53 / 57.14,
