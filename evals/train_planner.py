@@ -262,6 +262,7 @@ SEEDS: dict[str, list[str]] = {
         "schedule a meeting with Tom at noon",
     ],
 }
+SEED_PHRASES = Path(__file__).resolve().parent / "data" / "seed_phrases.json"
 SEED_WEIGHT, STEP_WEIGHT, CLAUSE_WEIGHT = 2.0, 0.5, 1.0
 SEED = 13
 #: Added to the ``none`` logit at planning time: a missed step costs more than an extra
@@ -295,6 +296,11 @@ def seed_examples(data: str | Path | None) -> list[tuple[str, str]]:
             out.append((descs[name], name))
     for label, texts in SEEDS.items():
         out += [(t, label) for t in texts]
+    # Ten clauses per task as people type them, and 27 errands for ``none``, written for
+    # this purpose by someone who had not seen our request sets, the planner or SEEDS.
+    # 5-fold CV 76.19 / 35.36 -> 76.40 / 35.42, held-out 77.23 / 37.01 -> 77.93 / 36.01.
+    phrases = json.loads(SEED_PHRASES.read_text(encoding="utf-8"))
+    out += [(t, label) for label, texts in phrases.items() for t in texts]
     return out
 
 
@@ -476,8 +482,8 @@ def set_head_examples(
         if nodes is not None:
             gold = sorted({c for n in nodes if (c := canonical(n["task"]))})
             out.append((r["instruction"], gold, 1.0))
-    out += [(t, [lab], SET_EXTRA_WEIGHT) for t, lab in seed_examples(data) if lab != NONE]
-    out += [(t, [], SET_EXTRA_WEIGHT) for t in SEEDS[NONE]]
+    seeds = seed_examples(data)
+    out += [(t, [] if lab == NONE else [lab], SET_EXTRA_WEIGHT) for t, lab in seeds]
     out += [(t, [lab], SET_EXTRA_WEIGHT) for t, lab in step_examples(records)]
     return out
 
