@@ -156,6 +156,7 @@ def run(
             total_t.append(t2 - t0)
         baseline = model_step_baseline(models_dir, where, baseline_calls)
     total = _ms(total_t)
+    encoder = token_encoder(models_dir / EMBEDDER_DIR_NAME)
     ratio = (
         round(total["p50"] / baseline["p50"], 4) if baseline.get("p50") else None
     )  # plan + select p50 as a share of one warm model step
@@ -165,8 +166,8 @@ def run(
         "no_plan": no_plan,
         "steps": steps,
         "catalog": described,
-        "encoder": token_encoder(models_dir / EMBEDDER_DIR_NAME).backend,
-        "query_encoder": token_encoder(models_dir / EMBEDDER_DIR_NAME).query_backend,
+        "encoder": encoder.backend,
+        "query_encoder": encoder.query_backend,
         "index_open_s": round(index_s, 1),
         "plan_ms": _ms(plan_t),
         "select_ms": _ms(select_t),

@@ -176,10 +176,16 @@ class TokenEncoder:
             (hidden,) = self._query_session.run([OUTPUTS[0]], feed)
         else:
             hidden = self.token_vectors(tokens)
-        mask = tokens.attention_mask[:, :, None].astype(np.float32)
-        mean = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
-        norms = np.linalg.norm(mean, axis=1, keepdims=True)
-        return np.ascontiguousarray(mean / np.clip(norms, 1e-12, None), dtype=np.float32)
+        return mean_pooled(hidden, tokens.attention_mask)
+
+
+def mean_pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+    """Unit vectors of the mean over each text's real tokens: sentence-transformers' pooling
+    for this model, shared with the install's check of the 8-bit export."""
+    mask = attention_mask[:, :, None].astype(np.float32)
+    mean = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
+    norms = np.linalg.norm(mean, axis=1, keepdims=True)
+    return np.ascontiguousarray(mean / np.clip(norms, 1e-12, None), dtype=np.float32)
 
 
 def _threads() -> int:

@@ -28,6 +28,7 @@ from graph_agent.retrieval_index.token_encoder import (
     ONNX_FILE,
     OUTPUTS,
     QUERY_ONNX_FILE,
+    mean_pooled,
 )
 
 #: Largest difference in any token vector the export may show against PyTorch.
@@ -107,15 +108,6 @@ def export_encoder_onnx(model_dir: Path) -> float:
     return diff
 
 
-def _sentence_vectors(hidden: Any, mask: Any) -> Any:
-    """Mean of the real tokens' vectors, unit length (what sentence-transformers computes)."""
-    import numpy as np
-
-    weights = mask[:, :, None].astype(np.float32)
-    mean = (hidden * weights).sum(1) / weights.sum(1)
-    return mean / np.linalg.norm(mean, axis=1, keepdims=True)
-
-
 def quantize_for_queries(src: Path, out: Path, input_ids: Any, mask: Any, expected: Any) -> float:
     """Write ``src`` with 8-bit weights to ``out``; check its sentence vectors against
     ``expected`` (PyTorch's last-layer token vectors of the probes); return the lowest cosine.
@@ -138,7 +130,7 @@ def quantize_for_queries(src: Path, out: Path, input_ids: Any, mask: Any, expect
         root.removeHandler(quiet)
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
     (got,) = session.run([OUTPUTS[0]], {"input_ids": input_ids, "attention_mask": mask})
-    cosine = float((_sentence_vectors(got, mask) * _sentence_vectors(expected, mask)).sum(1).min())
+    cosine = float((mean_pooled(got, mask) * mean_pooled(expected, mask)).sum(1).min())
     if not cosine >= QUERY_MIN_COSINE:
         out.unlink()
         raise ValueError(
