@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import time
 
+import numpy as np
 import pytest
 
 from graph_agent.errors import RequestError
-from graph_agent.planning.clauses import file_kind, split_clauses
-from graph_agent.planning.offline import detector, plan_offline
+from graph_agent.planning.clauses import Clause, file_kind, split_clauses
+from graph_agent.planning.offline import _next_steps, detector, plan_offline
 from graph_agent.planning.plan import validate
 from graph_agent.planning.task_detector import WEIGHTS
 
@@ -59,6 +60,44 @@ def test_a_quote_said_before_any_step_is_what_the_first_step_works_on():
     assert [(s.task, s.args) for s in plan.subtasks] == [
         ("text-to-speech", {"text": "The meeting moved to Friday."})
     ]
+
+
+def test_a_recording_named_before_any_step_is_what_the_first_step_works_on():
+    # "I just need the gist" names no file; the recording said before it is the material,
+    # so speech recognition goes in front of the summary.
+    types = {"standup.mp3": "audio"}
+    plan = validate(
+        plan_offline("standup.mp3 is an hour long. I just need the gist.", types), types
+    )
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("automatic-speech-recognition", {"audio": "standup.mp3"}),
+        ("summarization", {"text": "<node-0>"}),
+    ]
+
+
+def test_a_then_clause_that_repeats_the_previous_task_is_read_as_its_next_likeliest_task():
+    # "the depth image" pulls the clause towards depth estimation; after "then" it is a
+    # new step, and image-to-image is its next likeliest task.
+    request = (
+        "Please estimate how far things are in room.png, "
+        "then make the depth image look like a pencil sketch"
+    )
+    assert _tasks(request) == ["depth-estimation", "image-to-image"]
+
+
+def test_next_step_relabelling_needs_a_sequence_lead_and_a_likely_second_task():
+    probs = np.array(
+        [
+            [0.9, 0.05, 0.05],  # a
+            [0.5, 0.3, 0.2],  # a again after "then": b
+            [0.6, 0.05, 0.35],  # a again, comma-led: a restatement, left as is
+            [0.7, 0.05, 0.25],  # a after "then" but b is unlikely: left as is (c is none)
+        ]
+    )
+    clauses = [Clause("x", 0, 1, lead=lead) for lead in ("", "then", "", "and then")]
+    labels = ["a", "a", "a", "a"]
+    _next_steps(labels, probs, clauses, ("a", "b", "none"))
+    assert labels == ["a", "b", "a", "a"]
 
 
 def test_file_kinds_by_extension():
