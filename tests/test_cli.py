@@ -48,7 +48,9 @@ def test_image_where_audio_is_needed_in_a_real_process(sample_photo):
 
 
 def test_audio_where_image_is_needed(capsys, wav):
-    code = main(["run", "what is in clip.wav", "--input", f"clip.wav={wav}"])
+    # An unmistakably visual task: an unsure one ("what is in clip.wav") is read as the
+    # likeliest task that can take audio (planning/decoding.py).
+    code = main(["run", "detect the objects in clip.wav", "--input", f"clip.wav={wav}"])
     captured = capsys.readouterr()
     assert code == EXIT_USAGE
     assert "needs image, but 'clip.wav' is audio" in captured.out + captured.err

@@ -78,8 +78,17 @@ def test_human_readable_output_marks_a_step_nobody_asked_for(capsys, tmp_path):
     assert lines[-1] == "    inferred: summarization writes English and the request asks for French"
 
 
+def test_unsure_request_on_a_recording_reads_it_as_audio(capsys, wav):
+    # "what is in" leans to an image task; nothing gives one an image, so the likeliest
+    # task that can take the recording is planned (planning/decoding.py).
+    assert main(["plan", "what is in meeting.wav", "-i", str(wav)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("node-0  automatic-speech-recognition")
+    assert '"audio": "meeting.wav"' in out
+
+
 def test_invalid_plan_is_a_usage_error(capsys, wav):
-    code = main(["plan", "what is in meeting.wav", "-i", str(wav)])
+    code = main(["plan", "estimate the depth of meeting.wav", "-i", str(wav)])
     captured = capsys.readouterr()
     assert code == EXIT_USAGE and captured.out == ""
     assert "needs image, but 'meeting.wav' is audio" in captured.err

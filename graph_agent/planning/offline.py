@@ -28,6 +28,7 @@ import numpy as np
 from graph_agent.errors import RequestError
 from graph_agent.planning.clauses import Clause, file_kind, split_clauses
 from graph_agent.planning.constraints import target_language
+from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.linking import StepText, link
 from graph_agent.planning.plan import Plan
@@ -77,13 +78,19 @@ def detect_tasks(
     request: str,
     clauses: list[Clause],
     models_dir: str | Path | None = None,
+    media: int = 0,
 ) -> tuple[list[str], list[ImpliedTask]]:
-    """A task name or ``none`` for every clause, and the tasks the whole request implies."""
+    """A task name or ``none`` for every clause, and the tasks the whole request implies.
+
+    ``media`` is the mask (``decoding.media_mask``) of the image and audio kinds the
+    request's inputs provide: the labels are the likeliest sequence given which steps can
+    get their input (``decoding.label_sequence``).
+    """
     det = detector(models_dir)
     if det is None:
         return [_lexical(c.text) for c in clauses], []
     probs, implied = det.detect(request, [(c.start, c.end) for c in clauses])
-    labels = [det.labels[int(i)] for i in probs.argmax(1)]
+    labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _next_steps(labels, probs, clauses, det.labels)
     if clauses and all(label == NONE for label in labels):
         task_cols = [i for i, lab in enumerate(det.labels) if lab != NONE]
@@ -213,7 +220,10 @@ def plan_offline(
             "'transcribe meeting.wav and summarize it'."
         )
     clauses = split_clauses(request)
-    labels, implied = detect_tasks(request, clauses, models_dir)
+    named = [file_kind(f) for clause in clauses for f in clause.files]
+    declared = [kind or file_kind(name) for name, kind in input_types.items()]
+    media = media_mask([*declared, *named])
+    labels, implied = detect_tasks(request, clauses, models_dir, media)
     steps: list[StepText] = []
     # Quotes and files named before the first step asks for anything ("I have this note:
     # 'Hi all.' Read it aloud"; "call.wav is an hour long. I just need the gist") are what

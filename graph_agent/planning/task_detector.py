@@ -164,9 +164,12 @@ def features(vectors: np.ndarray, context: np.ndarray, texts: Sequence[str]) -> 
 def neutral_files(text: str) -> str:
     """``text`` with every file name replaced by "file" (same length, so spans still hold).
 
-    The detector reads what the words ask, not what kind of file is named: "what is in
-    clip.wav" stays an image question, and the validator then says the input is audio,
-    instead of the planner silently re-reading the request as something else.
+    The detector reads what the words ask, not what kind of file is named: "detect the
+    objects in clip.wav" stays an image task, and the validator then says the input is
+    audio, instead of the planner silently re-reading the request as something else. Which
+    media the request has counts only later, softly, when the clause labels are decoded as
+    a sequence (``decoding.py``): an unsure "what is in clip.wav" becomes the likeliest task
+    that can read a recording.
     """
     return FILE.sub(
         lambda m: "file".ljust(len(m.group(0))) if len(m.group(0)) >= 4 else m.group(0), text
