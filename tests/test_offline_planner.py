@@ -75,6 +75,18 @@ def test_a_recording_named_before_any_step_is_what_the_first_step_works_on():
     ]
 
 
+def test_a_step_whose_own_words_name_a_new_recording_works_on_it_not_on_the_step_before():
+    types = {"notes.txt": "text", "call.wav": "audio"}
+    plan = validate(
+        plan_offline("translate notes.txt into German and summarize call.wav", types), types
+    )
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("translation", {"text": "notes.txt", "target_language": "German"}),
+        ("automatic-speech-recognition", {"audio": "call.wav"}),
+        ("summarization", {"text": "<node-1>"}),
+    ]
+
+
 def test_a_then_clause_that_repeats_the_previous_task_is_read_as_its_next_likeliest_task():
     # "the depth image" pulls the clause towards depth estimation; after "then" it is a
     # new step, and image-to-image is its next likeliest task.
