@@ -92,3 +92,4 @@ def test_the_step_that_makes_the_missing_input_is_planned(models_dir, request_te
     plan = validate(plan_offline(request_text, types, models_dir), types)
     assert [s.task for s in plan.subtasks] == tasks
     assert all(s.deps == [f"node-{i - 1}"] for i, s in enumerate(plan.subtasks) if i)
+    assert not plan.repairs

@@ -85,6 +85,13 @@ def test_a_step_whose_own_words_name_a_new_recording_works_on_it_not_on_the_step
         ("automatic-speech-recognition", {"audio": "call.wav"}),
         ("summarization", {"text": "<node-1>"}),
     ]
+    # The same when the step is the first one.
+    types = {"story.wav": "audio"}
+    plan = validate(plan_offline("please put story.wav into Spanish text", types), types)
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("automatic-speech-recognition", {"audio": "story.wav"}),
+        ("translation", {"text": "<node-0>", "target_language": "Spanish"}),
+    ]
 
 
 def test_a_then_clause_that_repeats_the_previous_task_is_read_as_its_next_likeliest_task():
