@@ -196,8 +196,8 @@ def _first_text(
     # validator then puts speech recognition in front. Audio only: an image could want a
     # caption, its text or an answer, and binding it cost 0.25 node F1 in cross-validation
     # on TaskBench where audio cost 0.05 (and gained 4 edge F1 points on the first blind
-    # human set). Words that point back ("summarize it, the call.wav one") keep the
-    # earlier result.
+    # human set); taking the recording before an earlier result left every score as it
+    # was. Words that point back ("summarize it") keep the earlier result.
     used = {v for prev in done for v in prev.args.values() if isinstance(v, str)}
     recordings = [n for n in own if _kind(n, input_types) == "audio" and n not in used]
     if recordings and not _BACK.search(step.text) and step.task not in GENERATIVE:

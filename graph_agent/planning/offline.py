@@ -4,7 +4,9 @@ Four stages, each in its own module:
 
 1. ``clauses.split_clauses``: the request becomes clauses (quotes masked, spans kept);
 2. ``task_detector.TaskDetector``: one MiniLM pass over the request, a vector per clause,
-   a trained linear classifier names the task each clause asks for, or ``none``;
+   a trained linear classifier gives each clause's odds for every task and ``none``;
+   ``decoding.label_sequence`` picks the likeliest labels for the clauses together, where
+   a task whose image or audio nothing provides pays a penalty;
 3. a clause that asks for nothing joins the step before it ("classify notes.txt into
    sports, | politics or tech"), so its words, quotes and files serve that step; then
    ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
