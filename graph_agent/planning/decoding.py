@@ -21,7 +21,7 @@ from graph_agent.planning.vocabulary import TASKS
 
 #: Media a step may lack: one bit each, so the kinds available are a mask of two bits.
 MEDIA_BITS = {"image": 1, "audio": 2}
-_MASKS = 4
+_MASKS = 1 << len(MEDIA_BITS)
 
 #: Log-probability a task pays when its image or audio input is missing. 5-fold
 #: cross-validation of the whole planner on TaskBench's train part, node / edge F1:

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from graph_agent.errors import RequestError
-from graph_agent.planning.clauses import Clause, file_kind, split_clauses
+from graph_agent.planning.clauses import Clause, all_files, file_kind, split_clauses
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.implied_tasks import ImpliedTask
@@ -222,9 +222,8 @@ def plan_offline(
             "'transcribe meeting.wav and summarize it'."
         )
     clauses = split_clauses(request)
-    named = [file_kind(f) for clause in clauses for f in clause.files]
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
-    media = media_mask([*declared, *named])
+    media = media_mask([*declared, *map(file_kind, all_files(request))])
     labels, implied = detect_tasks(request, clauses, models_dir, media)
     steps: list[StepText] = []
     # Quotes and files named before the first step asks for anything ("I have this note:
