@@ -94,6 +94,19 @@ def test_a_step_whose_own_words_name_a_new_recording_works_on_it_not_on_the_step
     ]
 
 
+def test_a_quoted_question_about_a_named_recording_is_answered_from_its_transcript():
+    # The quote is the question; the recording is where the answer is (before the fix
+    # the quote became the context and the clause the question, and nothing was
+    # transcribed).
+    types = {"council.wav": "audio"}
+    request = "answer 'Who won the vote?' from the recording in council.wav"
+    plan = validate(plan_offline(request, types), types)
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("automatic-speech-recognition", {"audio": "council.wav"}),
+        ("question-answering", {"text": "<node-0>", "question": "Who won the vote?"}),
+    ]
+
+
 def test_a_then_clause_that_repeats_the_previous_task_is_read_as_its_next_likeliest_task():
     # "the depth image" pulls the clause towards depth estimation; after "then" it is a
     # new step, and image-to-image is its next likeliest task.

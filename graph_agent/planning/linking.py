@@ -7,7 +7,9 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   latest earlier step whose output has that kind (the type graph, ``can_feed``: "then
   detect objects in the edited image"); else a file of that kind named anywhere in the
   request or given as an input (the last one named before the clause, else the first);
-* the first text role: a quote or text file in the step's words; else the output of the
+* the first text role: a quote or text file in the step's words (for a task that also
+  takes a question, a text file or an unread recording the words name comes before a quote,
+  which is then the question); else the output of the
   latest earlier text-producing step that ``can_feed`` this task ("summarize it", "using
   the result") unless the clause opens a fresh branch ("also ...") and brings its own
   words; else an audio file the step's own words name and no earlier step read (the
@@ -187,6 +189,12 @@ def _first_text(
     texts_named = [n for n in own if _kind(n, input_types) == "text"]
     if files_first and texts_named:
         return texts_named[0]
+    used = {v for prev in done for v in prev.args.values() if isinstance(v, str)}
+    recordings = [n for n in own if _kind(n, input_types) == "audio" and n not in used]
+    if files_first and recordings and quotes:
+        # "answer 'Who won the vote?' from the recording in council.wav": the recording is
+        # what the answer is found in (the validator transcribes it), the quote the question.
+        return recordings[0]
     if quotes:
         return quotes.pop(0)
     if texts_named:
@@ -198,8 +206,6 @@ def _first_text(
     # on TaskBench where audio cost 0.05 (and gained 4 edge F1 points on the first blind
     # human set); taking the recording before an earlier result left every score as it
     # was. Words that point back ("summarize it") keep the earlier result.
-    used = {v for prev in done for v in prev.args.values() if isinstance(v, str)}
-    recordings = [n for n in own if _kind(n, input_types) == "audio" and n not in used]
     if recordings and not _BACK.search(step.text) and step.task not in GENERATIVE:
         return recordings[0]
     fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
