@@ -139,6 +139,19 @@ def test_file_name_that_is_not_an_input():
     assert "needs image, but 'cat.png' is not one of the inputs" in problem
 
 
+def test_bare_file_name_in_a_text_role_that_is_not_an_input():
+    # A recording named where text is read, with no such input: nothing could transcribe
+    # it, and passing the name on as words would answer from the words "interview.mp3".
+    plan = _plan(("question-answering", {"text": "interview.mp3", "question": "who spoke?"}))
+    (problem,) = _problems(plan, {})
+    assert problem == (
+        "node-0 (question-answering) needs text, but 'interview.mp3' is not one of the "
+        "inputs (inputs given: none)"
+    )
+    # Words that merely end in a file name are words.
+    validate(_plan(("summarization", {"text": "what is said in notes.txt"})), {})
+
+
 def test_input_of_unknown_kind():
     (problem,) = _problems(_plan(("image-classification", {"image": "blob"})), {"blob": None})
     assert "cannot tell what kind of file 'blob' is; it needs image" in problem

@@ -330,7 +330,15 @@ def _check_types(
                 )
                 continue
             literal = ref is None and not (isinstance(value, str) and value in input_types)
-            if literal and needed != "text" and isinstance(value, str) and file_kind(value):
+            # A text role takes any words, but a bare file name there is a file, and one that
+            # is not an input cannot be read ("answer from interview.mp3" with no inputs).
+            bare = isinstance(value, str) and not any(c.isspace() for c in value.strip())
+            if (
+                literal
+                and isinstance(value, str)
+                and file_kind(value)
+                and (needed != "text" or bare)
+            ):
                 given = ", ".join(sorted(input_types)) or "none"
                 problems.append(
                     f"{where} needs {needed}, but {value!r} is not one of the inputs "
