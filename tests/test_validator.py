@@ -146,7 +146,7 @@ def test_bare_file_name_in_a_text_role_that_is_not_an_input():
     (problem,) = _problems(plan, {})
     assert problem == (
         "node-0 (question-answering) needs text, but 'interview.mp3' is not one of the "
-        "inputs (inputs given: none)"
+        "inputs (inputs given: none); give that file as an input"
     )
     # Words that merely end in a file name are words.
     validate(_plan(("summarization", {"text": "what is said in notes.txt"})), {})

@@ -342,7 +342,7 @@ def _check_types(
                 given = ", ".join(sorted(input_types)) or "none"
                 problems.append(
                     f"{where} needs {needed}, but {value!r} is not one of the inputs "
-                    f"(inputs given: {given})"
+                    f"(inputs given: {given}); give that file as an input"
                 )
                 continue
             if got == needed:
