@@ -24,7 +24,7 @@ from graph_agent.planning.formats import (
     to_hugginggpt,
     to_taskbench,
 )
-from graph_agent.planning.plan import Plan, Subtask, file_kind, validate
+from graph_agent.planning.plan import Plan, Subtask, is_file_name, validate
 from graph_agent.planning.vocabulary import TASKS
 
 DEV = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks" / "taskbench_hf"
@@ -34,18 +34,11 @@ INPUTS = {
     "example.wav": "audio",
     "notes.txt": "text",
 }
-
-
-def _words(s: str) -> bool:
-    """Text the validator takes as words: not blank, not an input, not a bare file name
-    ("0.wav" names a file, and one that is not an input makes the plan invalid)."""
-    bare_file = file_kind(s) is not None and not any(c.isspace() for c in s.strip())
-    return bool(s.strip()) and s not in INPUTS and not bare_file
-
-
+# Words, as the validator reads them: not blank, not an input, not a bare file name ("0.wav"
+# names a file, and one that is not an input makes the plan invalid).
 _LITERAL = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789.,?!'-", min_size=1, max_size=30
-).filter(_words)
+).filter(lambda s: s.strip() and s not in INPUTS and not is_file_name(s))
 
 
 @st.composite

@@ -155,6 +155,16 @@ def file_kind(name: str) -> str | None:
     return FILE_KINDS.get(Path(name.strip()).suffix.lower()) if "\n" not in name else None
 
 
+def is_file_name(value: Any) -> bool:
+    """Whether ``value`` is a bare file name ("call.wav"), not words that mention one
+    ("what is said in call.wav")."""
+    return (
+        isinstance(value, str)
+        and file_kind(value) is not None
+        and not any(c.isspace() for c in value.strip())
+    )
+
+
 def arg_modality(
     value: Any, input_types: dict[str, Modality | None], steps: dict[str, Subtask]
 ) -> str | None:
@@ -332,13 +342,8 @@ def _check_types(
             literal = ref is None and not (isinstance(value, str) and value in input_types)
             # A text role takes any words, but a bare file name there is a file, and one that
             # is not an input cannot be read ("answer from interview.mp3" with no inputs).
-            bare = isinstance(value, str) and not any(c.isspace() for c in value.strip())
-            if (
-                literal
-                and isinstance(value, str)
-                and file_kind(value)
-                and (needed != "text" or bare)
-            ):
+            names_file = is_file_name(value) if needed == "text" else bool(file_kind(value))
+            if literal and isinstance(value, str) and names_file:
                 given = ", ".join(sorted(input_types)) or "none"
                 problems.append(
                     f"{where} needs {needed}, but {value!r} is not one of the inputs "
