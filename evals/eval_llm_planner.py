@@ -27,24 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from graph_agent.errors import RequestError
+from graph_agent.file_names import file_kind, files_named_in
 from graph_agent.planning.llm import make_chat_model, plan_with_llm_result
 from graph_agent.planning.plan import Plan, PlanError, Subtask, arg_modality, ref_of, validate
 from graph_agent.planning.vocabulary import TASKS, taskbench_name
+from graph_agent.tools.results import MODALITIES
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "taskbench_hf"
 
-_FILE = re.compile(r"(?<![\w/])([\w-]+\.(?:jpe?g|png|gif|bmp|webp|wav|mp3|flac|ogg|mp4|txt))\b")
-_KIND = {
-    **dict.fromkeys(("jpg", "jpeg", "png", "gif", "bmp", "webp"), "image"),
-    **dict.fromkeys(("wav", "mp3", "flac", "ogg"), "audio"),
-    "txt": "text",
-    "mp4": None,
-}
-
 
 def inputs_of(instruction: str) -> dict[str, str | None]:
-    """Files the instruction names, each as the kind its extension says."""
-    return {name: _KIND[name.rsplit(".", 1)[1].lower()] for name in _FILE.findall(instruction)}
+    """Files the instruction names, each as the kind its suffix says; a video (no step reads
+    one) is still an input, of unknown kind, so the model sees every file it was given."""
+    kinds = {name: file_kind(name) for name in files_named_in(instruction)}
+    return {name: kind if kind in MODALITIES else None for name, kind in kinds.items()}
 
 
 def validate_vocabulary(plan: Plan, input_types: dict[str, Any]) -> Plan:

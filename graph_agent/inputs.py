@@ -8,31 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from graph_agent.errors import RequestError
+from graph_agent.file_names import file_kind
 from graph_agent.tools.media import sniff_modality
 from graph_agent.tools.results import Modality
 
-_MEDIA_SUFFIXES = {
-    ".wav",
-    ".flac",
-    ".ogg",
-    ".mp3",
-    ".jpg",
-    ".jpeg",
-    ".png",
-    ".gif",
-    ".bmp",
-    ".webp",
-    ".txt",
-    ".md",
-    ".json",
-    ".csv",
-}
-
 
 def _looks_like_path(name: str, value: str) -> bool:
-    """A value that names a media file (by its suffix or its input name) but is not text."""
-    suffixes = {Path(value).suffix.lower(), Path(name).suffix.lower()}
-    return bool(suffixes & _MEDIA_SUFFIXES) and "\n" not in value and len(value) < 4096
+    """A value that names a file (by its suffix or its input name) but is not text."""
+    return len(value) < 4096 and (file_kind(value) or file_kind(name)) is not None
 
 
 def _existing_file(value: str) -> Path | None:

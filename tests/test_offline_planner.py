@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from graph_agent.errors import RequestError
-from graph_agent.planning.clauses import Clause, file_kind, split_clauses
+from graph_agent.file_names import file_kind
+from graph_agent.planning.clauses import Clause, split_clauses
 from graph_agent.planning.offline import _next_steps, detector, plan_offline
 from graph_agent.planning.plan import validate
 from graph_agent.planning.task_detector import WEIGHTS

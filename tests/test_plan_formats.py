@@ -18,13 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graph_agent.file_names import is_file_name
 from graph_agent.planning.formats import (
     from_hugginggpt,
     from_taskbench,
     to_hugginggpt,
     to_taskbench,
 )
-from graph_agent.planning.plan import Plan, Subtask, is_file_name, validate
+from graph_agent.planning.plan import Plan, Subtask, validate
 from graph_agent.planning.vocabulary import TASKS
 
 DEV = Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks" / "taskbench_hf"

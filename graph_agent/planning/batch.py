@@ -11,22 +11,19 @@ what the planner understood, and the problems say why a run would refuse that pl
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from graph_agent.file_names import file_kind, files_named_in
 from graph_agent.planning.formats import to_taskbench
 from graph_agent.planning.offline import plan_offline
-from graph_agent.planning.plan import PlanError, file_kind, validate
-
-_FILE_NAME = re.compile(r"(?<![\w/.-])[\w][\w./-]*\.[A-Za-z0-9]{2,5}(?![\w-])")
+from graph_agent.planning.plan import PlanError, validate
 
 
 def inputs_named_in(request: str) -> dict[str, str]:
     """Input name -> kind for the file names a request mentions, judged by suffix alone."""
     found: dict[str, str] = {}
-    for name in _FILE_NAME.findall(request):
-        name = name.rstrip(".")
+    for name in files_named_in(request):
         kind = file_kind(name)
         if kind in ("text", "image", "audio"):
             found.setdefault(name, kind)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from graph_agent.file_names import FILE_NAME
+
 #: Quoted literals: double or curly quotes, or single quotes that are not apostrophes; inside
 #: single quotes an apostrophe between letters ("you're", "l'économie") does not end the quote.
 QUOTED = re.compile(r"\"([^\"]{2,})\"|“([^”]{2,})”|(?<!\w)'((?:[^']|(?<=\w)'(?=\w)){2,}?)'(?!\w)")
@@ -24,22 +26,6 @@ _BOUNDARY = re.compile(
     r"|\s+and\s+(?:also\s+)?",
     re.IGNORECASE,
 )
-#: File names by extension -> modality (TaskBench's own extension lists, plus documents).
-_EXT_KIND = {
-    **dict.fromkeys(("jpg", "jpeg", "png", "gif", "bmp", "tiff", "webp", "svg"), "image"),
-    **dict.fromkeys(("wav", "mp3", "flac", "ogg", "m4a", "aac", "wma", "aiff"), "audio"),
-    **dict.fromkeys(("mp4", "avi", "mov", "mkv", "webm"), "video"),
-    **dict.fromkeys(("txt", "md", "csv", "json", "pdf", "docx", "doc"), "text"),
-}
-FILE = re.compile(
-    r"(?<![\w./-])([\w./-]*\w\.(" + "|".join(_EXT_KIND) + r"))(?![\w-])", re.IGNORECASE
-)
-
-
-def file_kind(name: str) -> str | None:
-    """The modality a file name's extension implies, or None."""
-    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return _EXT_KIND.get(ext)
 
 
 @dataclass
@@ -64,7 +50,7 @@ def _mask_quotes(request: str) -> tuple[str, list[tuple[int, int, str]]]:
         g = next(i for i in (1, 2, 3) if m.group(i) is not None)
         text = m.group(g)
         # A quoted file name is a file, not a literal text argument.
-        if FILE.fullmatch(text.strip()):
+        if FILE_NAME.fullmatch(text.strip()):
             continue
         quotes.append((m.start(g), m.end(g), text))
         # A quote that ends a sentence ("... says 'Hallo.' Can you ...") keeps its final
@@ -93,7 +79,7 @@ def split_clauses(request: str) -> list[Clause]:
     """Clauses of ``request`` in order; empty pieces (just punctuation) are dropped."""
     masked, quotes = _mask_quotes(request)
     # File names contain dots; mask them so "example.jpg" never ends a sentence.
-    masked = FILE.sub(lambda m: "\x02" * len(m.group(0)), masked)
+    masked = FILE_NAME.sub(lambda m: "\x02" * len(m.group(0)), masked)
     clauses: list[Clause] = []
     pos, lead = 0, ""
     pending: tuple[int, str] | None = None  # a short opener ("Afterwards,") joins what follows
@@ -116,7 +102,7 @@ def split_clauses(request: str) -> list[Clause]:
                     start=start,
                     end=stop,
                     quotes=[q for s, _e, q in quotes if start <= s < stop],
-                    files=[f.group(1) for f in FILE.finditer(request, start, stop)],
+                    files=[f.group(1) for f in FILE_NAME.finditer(request, start, stop)],
                     lead=lead,
                 )
             )
@@ -124,11 +110,3 @@ def split_clauses(request: str) -> list[Clause]:
             lead = re.sub(r"[\s,.;:!?\"'”’]+", " ", m.group(0)).strip().lower()
             pos = m.end()
     return clauses
-
-
-def all_files(request: str) -> list[str]:
-    """Every file name the request mentions, in order, without repeats."""
-    seen: dict[str, None] = {}
-    for m in FILE.finditer(request):
-        seen.setdefault(m.group(1), None)
-    return list(seen)

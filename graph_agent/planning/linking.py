@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from graph_agent.planning.clauses import FILE, file_kind
+from graph_agent.file_names import FILE_NAME, file_kind
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.plan import Subtask
 from graph_agent.planning.vocabulary import TASKS, can_feed
@@ -83,7 +83,7 @@ def _named_inputs(text: str, input_types: dict[str, str | None]) -> list[str]:
 
 def link(steps: list[StepText], request: str, input_types: dict[str, str | None]) -> list[Subtask]:
     """The steps as ``Subtask``s with bound arguments, references and options."""
-    mentions = [(m.start(), m.group(1)) for m in FILE.finditer(request)]
+    mentions = [(m.start(), m.group(1)) for m in FILE_NAME.finditer(request)]
     mentions += [
         (m.start(), name)
         for name in input_types

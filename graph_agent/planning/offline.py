@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from graph_agent.errors import RequestError
-from graph_agent.planning.clauses import Clause, all_files, file_kind, split_clauses
+from graph_agent.file_names import file_kind, files_named_in
+from graph_agent.planning.clauses import Clause, split_clauses
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.implied_tasks import ImpliedTask
@@ -223,7 +224,7 @@ def plan_offline(
         )
     clauses = split_clauses(request)
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
-    media = media_mask([*declared, *map(file_kind, all_files(request))])
+    media = media_mask([*declared, *map(file_kind, files_named_in(request))])
     labels, implied = detect_tasks(request, clauses, models_dir, media)
     steps: list[StepText] = []
     # Quotes and files named before the first step asks for anything ("I have this note:

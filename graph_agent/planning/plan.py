@@ -50,11 +50,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from graph_agent.file_names import file_kind, is_file_name
 from graph_agent.planning.vocabulary import ALIASES, TASKS, canonical, taskbench_name
 from graph_agent.tools.results import Modality
 
@@ -67,13 +67,6 @@ CONVERSIONS: dict[str, str] = {"audio": "automatic-speech-recognition", "image":
 _CONVERSION_WORDS = {
     "automatic-speech-recognition": "transcribe",
     "image-to-text": "read the text or describe",
-}
-#: File suffixes by kind: a literal that ends in one of these names a file, not text.
-FILE_KINDS: dict[str, str] = {
-    **dict.fromkeys((".wav", ".flac", ".mp3", ".ogg", ".m4a", ".opus"), "audio"),
-    **dict.fromkeys((".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"), "image"),
-    **dict.fromkeys((".txt", ".md", ".json", ".csv"), "text"),
-    **dict.fromkeys((".mp4", ".avi", ".mov", ".mkv"), "video"),
 }
 
 
@@ -148,21 +141,6 @@ def refs_in(value: Any) -> list[str]:
 def step_refs(step: Subtask) -> list[str]:
     """Every step id ``step``'s arguments refer to, first mention first, without repeats."""
     return list(dict.fromkeys(r for v in step.args.values() for r in refs_in(v)))
-
-
-def file_kind(name: str) -> str | None:
-    """The kind of file a name denotes by its suffix ('x.wav' -> 'audio'), or None."""
-    return FILE_KINDS.get(Path(name.strip()).suffix.lower()) if "\n" not in name else None
-
-
-def is_file_name(value: Any) -> bool:
-    """Whether ``value`` is a bare file name ("call.wav"), not words that mention one
-    ("what is said in call.wav")."""
-    return (
-        isinstance(value, str)
-        and file_kind(value) is not None
-        and not any(c.isspace() for c in value.strip())
-    )
 
 
 def arg_modality(

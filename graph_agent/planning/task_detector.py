@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from graph_agent.file_names import FILE_NAME
 from graph_agent.planning.blas import single_thread_matmul
-from graph_agent.planning.clauses import FILE
 from graph_agent.planning.implied_tasks import ImpliedTask, load_head
 from graph_agent.planning.vocabulary import TASKS
 
@@ -171,7 +171,7 @@ def neutral_files(text: str) -> str:
     a sequence (``decoding.py``): an unsure "what is in clip.wav" becomes the likeliest task
     that can read a recording.
     """
-    return FILE.sub(
+    return FILE_NAME.sub(
         lambda m: "file".ljust(len(m.group(0))) if len(m.group(0)) >= 4 else m.group(0), text
     )
 

@@ -1,0 +1,63 @@
+"""What a file name says about its content: the one suffix table the project reads.
+
+The planner finds file names inside a request ("transcribe call.opus"), the validator
+decides whether an argument is a file or words, the batch path turns the files a request
+names into inputs, and the input reader refuses a path that does not exist instead of
+taking it for text. They used to keep a table each, so a name one of them knew as a file
+another read as words ("report.pdf" was a text file to the planner and a literal to the
+validator). One table keeps them in agreement.
+
+Decoding is another question: ``tools/media.py`` knows which files it can actually open.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+#: File suffix -> the kind of content it names. Documents count as text: a request that
+#: names report.pdf wants its words read.
+FILE_KINDS: dict[str, str] = {
+    **dict.fromkeys(
+        (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff", ".svg"), "image"
+    ),
+    **dict.fromkeys(
+        (".wav", ".mp3", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma", ".aiff"),
+        "audio",
+    ),
+    **dict.fromkeys((".mp4", ".avi", ".mov", ".mkv", ".webm"), "video"),
+    **dict.fromkeys((".txt", ".md", ".csv", ".json", ".pdf", ".docx", ".doc"), "text"),
+}
+
+#: A file name inside running text: a path-like word ending in a known suffix. Longer
+#: suffixes first, so "x.tiff" is not read as "x.tif" followed by "f".
+_SUFFIXES = sorted((s[1:] for s in FILE_KINDS), key=len, reverse=True)
+FILE_NAME = re.compile(
+    r"(?<![\w./-])([\w./-]*\w\.(" + "|".join(_SUFFIXES) + r"))(?![\w-])", re.IGNORECASE
+)
+
+
+def file_kind(name: str) -> str | None:
+    """The kind of content a file name denotes by its suffix ('x.wav' -> 'audio'), or None.
+
+    Text over several lines is never a file name, whatever it ends with.
+    """
+    if "\n" in name:
+        return None
+    return FILE_KINDS.get(Path(name.strip()).suffix.lower())
+
+
+def is_file_name(value: Any) -> bool:
+    """Whether ``value`` is a bare file name ("call.wav"), not words that mention one
+    ("what is said in call.wav")."""
+    return (
+        isinstance(value, str)
+        and file_kind(value) is not None
+        and not any(c.isspace() for c in value.strip())
+    )
+
+
+def files_named_in(text: str) -> list[str]:
+    """Every file name ``text`` mentions, in order of first mention, without repeats."""
+    return list(dict.fromkeys(m.group(1) for m in FILE_NAME.finditer(text)))
