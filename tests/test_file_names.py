@@ -40,7 +40,7 @@ def test_the_planner_finds_a_file_the_validator_knows():
 def test_the_validator_knows_a_file_the_planner_knows():
     # The validator's table lacked .pdf: answering from the words "report.pdf" passed.
     plan = Plan(subtasks=[Subtask(id="node-0", task="summarization", args={"text": "report.pdf"})])
-    with pytest.raises(PlanError, match="'report.pdf' is not one of the inputs"):
+    with pytest.raises(PlanError, match=r"'report\.pdf' is not one of the inputs"):
         validate(plan, {})
 
 
