@@ -11,6 +11,7 @@ import pytest
 from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind
 from graph_agent.planning.clauses import Clause, split_clauses
+from graph_agent.planning.linking import OPEN_QUESTIONS
 from graph_agent.planning.offline import _next_steps, detector, plan_offline
 from graph_agent.planning.plan import validate
 from graph_agent.planning.task_detector import WEIGHTS
@@ -106,6 +107,23 @@ def test_a_quoted_question_about_a_named_recording_is_answered_from_its_transcri
         ("automatic-speech-recognition", {"audio": "council.wav"}),
         ("question-answering", {"text": "<node-0>", "question": "Who won the vote?"}),
     ]
+
+
+def test_a_step_whose_words_ask_nothing_puts_its_task_open_question():
+    # Before: the document was asked "I have a photo of a document, page.jpg".
+    types = {"page.jpg": "image"}
+    request = (
+        "I have a photo of a document, page.jpg. Could you give me a short summary of what it says?"
+    )
+    plan = validate(plan_offline(request, types), types)
+    question = OPEN_QUESTIONS["document-question-answering"]
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("document-question-answering", {"image": "page.jpg", "question": question}),
+        ("summarization", {"text": "<node-0>"}),
+    ]
+    # A clause that asks keeps its own words as the question.
+    (step,) = plan_offline("what is the total on receipt.png?", {"receipt.png": "image"}).subtasks
+    assert step.args["question"] == "what is the total on receipt.png"
 
 
 def test_a_then_clause_that_repeats_the_previous_task_is_read_as_its_next_likeliest_task():

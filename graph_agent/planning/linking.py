@@ -15,7 +15,9 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   words; else an audio file the step's own words name and no earlier step read (the
   validator inserts speech recognition); else a text file named earlier or given as an
   input; else the clause itself (its words are the text to work on);
-* further text roles (a question, a second text): a quote, else the clause. A comparison
+* further text roles (a question, a second text): a quote, else the clause; a question
+  role whose clause asks nothing ("I have a photo of a document, page.jpg") gets the
+  task's open question ("What does this document say?"). A comparison
   that points back ("how close is the summary to 'X'") reads the earlier output first and
   the quote second.
 
@@ -52,6 +54,20 @@ _HOW = re.compile(
 #: on, they take the clause's words, not some text file the user gave for another step.
 GENERATIVE = frozenset({"text-generation", "text-to-image", "text-to-video", "conversational"})
 _LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNORECASE)
+#: Words that ask something: a clause without any ("I have a photo of a document,
+#: page.jpg") states what there is, and is no question to put to a model.
+_ASKS = re.compile(
+    r"\?|\b(what|who|whom|whose|when|where|which|why|how|whether|if|is there|are there|"
+    r"tell|find|identify|extract|determine|answer|ask|list|name|count|check|locate|read)\b",
+    re.IGNORECASE,
+)
+#: The question a step asks when the request only says what to do with the answer
+#: ("I have a photo of a document, page.jpg. Give me a short summary of what it says").
+OPEN_QUESTIONS = {
+    "document-question-answering": "What does this document say?",
+    "visual-question-answering": "What is shown in this image?",
+    "question-answering": "What is this text about?",
+}
 
 
 @dataclass
@@ -106,8 +122,12 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                 args[role] = _first_text(
                     step, own, quotes, out, input_types, mentions, files_first=asks
                 )
+            elif quotes:
+                args[role] = quotes.pop(0)
+            elif role == "question" and not _ASKS.search(step.text):
+                args[role] = OPEN_QUESTIONS.get(step.task, step.text)
             else:
-                args[role] = quotes.pop(0) if quotes else step.text
+                args[role] = step.text
         _options(step, args)
         if any(prev.task == step.task and prev.args == args for prev in out):
             # The same task on the same arguments again (a request that restates a step):
