@@ -31,6 +31,13 @@ def _existing_file(value: str) -> Path | None:
         return None
 
 
+def _is_dir(value: str) -> bool:
+    try:
+        return Path(value).expanduser().is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
     """Classify every input; a path that does not exist is an error, not silently text."""
     types: dict[str, Modality | None] = {}
@@ -39,8 +46,9 @@ def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
         if path is not None:
             types[name] = sniff_modality(path)
         elif _looks_like_path(name, str(value)):
+            problem = "is a folder, not a file" if _is_dir(str(value)) else "does not exist"
             raise RequestError(
-                f"Input {name!r}: file {value} does not exist. Check the path "
+                f"Input {name!r}: {value} {problem}. Check the path "
                 f"(give it as --input {name}=/path/to/file)."
             )
         else:

@@ -32,6 +32,11 @@ def test_missing_file(capsys, tmp_path):
     err = capsys.readouterr().err
     assert code == EXIT_USAGE
     assert "meeting.wav" in err and "does not exist" in err
+    # A folder where the file was meant is named as such.
+    code = main(["plan", "read page.jpg", "--input", f"page.jpg={tmp_path}"])
+    assert code == EXIT_USAGE
+    err = " ".join(capsys.readouterr().err.split())  # the console wraps long paths
+    assert "Input 'page.jpg':" in err and "is a folder, not a file." in err
 
 
 def test_empty_request(capsys):

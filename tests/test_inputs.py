@@ -24,3 +24,6 @@ def test_files_are_read_by_kind_and_a_missing_file_is_a_clear_error(tmp_path, sa
     assert input_value("photo.jpg", inputs, "image") == str(sample_photo.resolve())
     with pytest.raises(RequestError, match="does not exist"):
         input_types({"a.wav": str(tmp_path / "missing.wav")})
+    # A folder where a file was meant says so, not that the path is missing.
+    with pytest.raises(RequestError, match="is a folder, not a file"):
+        input_types({"page.jpg": str(tmp_path)})

@@ -29,6 +29,7 @@ def parse_inputs(items: Sequence[str]) -> dict[str, str]:
             raise UsageError(f"--input {item!r} should look like NAME=PATH or PATH.")
         path = Path(value).expanduser()
         if not path.is_file():
-            raise UsageError(f"Input {name!r}: file {value} does not exist.")
+            problem = "is a folder, not a file" if path.is_dir() else "does not exist"
+            raise UsageError(f"Input {name!r}: {value} {problem}.")
         inputs[name] = str(path.resolve())
     return inputs
