@@ -30,8 +30,8 @@ FILE_KINDS: dict[str, str] = {
     **dict.fromkeys((".txt", ".md", ".csv", ".json", ".pdf", ".docx", ".doc"), "text"),
 }
 
-#: A file name inside running text: a path-like word ending in a known suffix. Longer
-#: suffixes first, so "x.tiff" is not read as "x.tif" followed by "f".
+#: A file name inside running text: a path-like word ending in a known suffix, not followed
+#: by more of a word ("x.tiff" is one name; "x.mp3s" and "v1.2" are none).
 _SUFFIXES = sorted((s[1:] for s in FILE_KINDS), key=len, reverse=True)
 FILE_NAME = re.compile(
     r"(?<![\w./-])([\w./-]*\w\.(" + "|".join(_SUFFIXES) + r"))(?![\w-])", re.IGNORECASE

@@ -32,6 +32,7 @@ def _existing_file(value: str) -> Path | None:
 
 
 def _is_dir(value: str) -> bool:
+    """Whether ``value`` names an existing folder (to say so, not that it is missing)."""
     try:
         return Path(value).expanduser().is_dir()
     except (OSError, ValueError):
