@@ -392,3 +392,10 @@ def test_a_text_task_on_a_named_recording_reads_the_recording_through_speech_rec
     # transcript.
     plan = plan_offline("transcribe call.wav and summarize call.wav", {"call.wav": "audio"})
     assert [s.args for s in plan.subtasks] == [{"audio": "call.wav"}, {"text": "<node-0>"}]
+
+
+def test_a_step_description_keeps_the_closing_quote_of_the_words_it_takes_in():
+    # Clauses end before a closing quote mark; a step that takes in the quoted clause after
+    # it used to be described as "... 'Je ne sais pas".
+    (step,) = plan_offline("translate this: 'Je ne sais pas'", {}).subtasks
+    assert step.description == "translate this: 'Je ne sais pas'"

@@ -29,7 +29,7 @@ import numpy as np
 
 from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind, files_named_in
-from graph_agent.planning.clauses import Clause, split_clauses
+from graph_agent.planning.clauses import QUOTED, Clause, split_clauses
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.implied_tasks import ImpliedTask
@@ -211,6 +211,14 @@ def _add_translations(steps: list[StepText]) -> list[StepText]:
     return out
 
 
+def _with_closing_quote(request: str, start: int, end: int) -> str:
+    """``request[start:end]``, with the quote mark right after it when that mark closes a
+    quote the span opens. Clauses end before a closing mark, so "what language is this:
+    'Je ne sais pas'" would otherwise describe its step without the last one."""
+    closes_here = any(m.end() == end + 1 for m in QUOTED.finditer(request, start, end + 1))
+    return request[start : end + 1] if closes_here else request[start:end]
+
+
 def plan_offline(
     request: str,
     input_types: dict[str, Modality | None],
@@ -254,7 +262,7 @@ def plan_offline(
         elif steps:
             # Words that ask for nothing belong to the step before them.
             prev = steps[-1]
-            prev.text = request[prev.start : clause.end]
+            prev.text = _with_closing_quote(request, prev.start, clause.end)
             prev.quotes += clause.quotes
             prev.files += clause.files
         else:
