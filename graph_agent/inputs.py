@@ -14,8 +14,11 @@ from graph_agent.tools.results import Modality
 
 
 def _looks_like_path(name: str, value: str) -> bool:
-    """A value that names a file (by its suffix or its input name) but is not text."""
-    return len(value) < 4096 and (file_kind(value) or file_kind(name)) is not None
+    """A value that names a file (by its suffix or its input name) but is not text: a value
+    over several lines is text whatever its input is called."""
+    if "\n" in value or len(value) >= 4096:
+        return False
+    return (file_kind(value) or file_kind(name)) is not None
 
 
 def _existing_file(value: str) -> Path | None:

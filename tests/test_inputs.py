@@ -10,8 +10,8 @@ from graph_agent.inputs import input_types, input_value
 
 def test_literal_text_of_any_length_is_text_not_a_crash():
     long_text = "The quarterly report says revenue grew. " * 40  # far past NAME_MAX
-    inputs = {"notes": long_text, "nul": "a\0b"}
-    assert input_types(inputs) == {"notes": "text", "nul": "text"}
+    inputs = {"notes": long_text, "nul": "a\0b", "minutes.txt": "Present: Ann.\nAgenda: budget."}
+    assert input_types(inputs) == {"notes": "text", "nul": "text", "minutes.txt": "text"}
     assert input_value("notes", inputs, "text") == long_text
 
 
