@@ -23,7 +23,7 @@ FILE_KINDS: dict[str, str] = {
         (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff", ".svg"), "image"
     ),
     **dict.fromkeys(
-        (".wav", ".mp3", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma", ".aiff"),
+        (".wav", ".mp3", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma", ".aiff", ".aif"),
         "audio",
     ),
     **dict.fromkeys((".mp4", ".avi", ".mov", ".mkv", ".webm"), "video"),
@@ -31,10 +31,12 @@ FILE_KINDS: dict[str, str] = {
 }
 
 #: A file name inside running text: a path-like word ending in a known suffix, not followed
-#: by more of a word ("x.tiff" is one name; "x.mp3s" and "v1.2" are none).
-_SUFFIXES = sorted((s[1:] for s in FILE_KINDS), key=len, reverse=True)
+#: by more of a word or another suffix ("x.tiff" is one name; "x.mp3s", "photo.jpg.bak" and
+#: "v1.2" are none), and not part of a web address. A home-relative path keeps its "~".
 FILE_NAME = re.compile(
-    r"(?<![\w./-])([\w./-]*\w\.(" + "|".join(_SUFFIXES) + r"))(?![\w-])", re.IGNORECASE
+    r"(?<![\w./~:-])(~?[\w./-]*\w\.(" + "|".join(s[1:] for s in FILE_KINDS) + r"))"
+    r"(?![\w-]|\.\w)",
+    re.IGNORECASE,
 )
 
 

@@ -21,8 +21,9 @@ def test_every_suffix_is_found_in_words_and_has_its_kind():
         assert file_kind(name) == kind and is_file_name(name)
 
 
-def test_longer_suffix_is_not_cut_short():
-    assert files_named_in("scan.tiff and scan.tif") == ["scan.tiff", "scan.tif"]
+def test_names_inside_web_addresses_or_longer_names_are_not_files():
+    text = "see https://example.com/img/cat.jpg, photo.jpg.bak, take.mp3s and ~/pics/dog.png."
+    assert files_named_in(text) == ["~/pics/dog.png"]
 
 
 def test_words_or_several_lines_are_not_a_file_name():
