@@ -5,6 +5,7 @@ Only paths the user gave are ever read.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from graph_agent.errors import RequestError
@@ -12,13 +13,28 @@ from graph_agent.file_names import file_kind
 from graph_agent.tools.media import sniff_modality
 from graph_agent.tools.results import Modality
 
+#: How a path starts when it is not a bare name: absolute, home-relative, relative, or a
+#: Windows drive.
+_PATH_START = re.compile(r"(?:/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])")
+
 
 def _looks_like_path(name: str, value: str) -> bool:
-    """A value that names a file (by its suffix or its input name) but is not text: a value
-    over several lines is text whatever its input is called."""
+    """Whether a value that is not an existing file was meant as one.
+
+    It must be written like a path: one line, and no spaces unless it starts like a path
+    ("/", "~", "./", "C:\\"), so a sentence that ends in a file name ("summarize chapter 3
+    of thesis.docx") stays text. Then a known file suffix on it or on the input's name, or
+    a folder where a file was meant, says it was.
+    """
+    value = value.strip()
     if "\n" in value or len(value) >= 4096:
         return False
-    return (file_kind(value) or file_kind(name)) is not None
+    starts_like_path = bool(_PATH_START.match(value))
+    if any(c.isspace() for c in value) and not starts_like_path:
+        return False
+    return (file_kind(value) or file_kind(name)) is not None or (
+        starts_like_path and _is_dir(value)
+    )
 
 
 def _existing_file(value: str) -> Path | None:

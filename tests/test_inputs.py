@@ -11,7 +11,9 @@ from graph_agent.inputs import input_types, input_value
 def test_literal_text_of_any_length_is_text_not_a_crash():
     long_text = "The quarterly report says revenue grew. " * 40  # far past NAME_MAX
     inputs = {"notes": long_text, "nul": "a\0b", "minutes.txt": "Present: Ann.\nAgenda: budget."}
-    assert input_types(inputs) == {"notes": "text", "nul": "text", "minutes.txt": "text"}
+    # A sentence that ends in a file name, or any text under a file-like name, is text.
+    inputs |= {"ask": "Please summarize chapter 3 of thesis.docx", "memo.txt": "Lunch at noon."}
+    assert set(input_types(inputs).values()) == {"text"}
     assert input_value("notes", inputs, "text") == long_text
 
 
@@ -27,3 +29,7 @@ def test_files_are_read_by_kind_and_a_missing_file_is_a_clear_error(tmp_path, sa
     # A folder where a file was meant says so, not that the path is missing.
     with pytest.raises(RequestError, match="is a folder, not a file"):
         input_types({"page.jpg": str(tmp_path)})
+    with pytest.raises(RequestError, match="is a folder, not a file"):
+        input_types({"photos": str(tmp_path)})  # no suffix anywhere: still a path
+    with pytest.raises(RequestError, match="does not exist"):
+        input_types({"scan": str(tmp_path / "My Scans" / "page 1.png")})
