@@ -121,9 +121,10 @@ def test_a_step_whose_words_ask_nothing_puts_its_task_open_question():
         ("document-question-answering", {"image": "page.jpg", "question": question}),
         ("summarization", {"text": "<node-0>"}),
     ]
-    # A clause that asks keeps its own words as the question.
-    (step,) = plan_offline("what is the total on receipt.png?", {"receipt.png": "image"}).subtasks
-    assert step.args["question"] == "what is the total on receipt.png"
+    # A clause that asks, even without a question word or mark, keeps its own words.
+    for asked in ("Is the door open in door.jpg?", "Give me the total on door.jpg"):
+        (step,) = plan_offline(asked, {"door.jpg": "image"}).subtasks
+        assert step.args["question"] == asked.rstrip("?"), asked
 
 
 def test_a_then_clause_that_repeats_the_previous_task_is_read_as_its_next_likeliest_task():
@@ -394,8 +395,13 @@ def test_a_text_task_on_a_named_recording_reads_the_recording_through_speech_rec
     assert [s.args for s in plan.subtasks] == [{"audio": "call.wav"}, {"text": "<node-0>"}]
 
 
-def test_a_step_description_keeps_the_closing_quote_of_the_words_it_takes_in():
-    # Clauses end before a closing quote mark; a step that takes in the quoted clause after
-    # it used to be described as "... 'Je ne sais pas".
-    (step,) = plan_offline("translate this: 'Je ne sais pas'", {}).subtasks
-    assert step.description == "translate this: 'Je ne sais pas'"
+def test_a_step_description_keeps_the_end_of_the_quotes_it_opens():
+    # Clauses end before a quote's last punctuation and closing mark; steps used to be
+    # described as "... 'Je ne sais pas" or '... "Where is the station'.
+    for request in (
+        "translate this: 'Je ne sais pas'",
+        'Translate "Where is the station?"',
+        "Please translate 'Hallo, wie geht es?'",
+    ):
+        (step,) = plan_offline(request, {}).subtasks
+        assert step.description == request, request

@@ -16,8 +16,8 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   validator inserts speech recognition); else a text file named earlier or given as an
   input; else the clause itself (its words are the text to work on);
 * further text roles (a question, a second text): a quote, else the clause; a question
-  role whose clause asks nothing ("I have a photo of a document, page.jpg") gets the
-  task's open question ("What does this document say?"). A comparison
+  role whose clause only says what there is ("I have a photo of a document, page.jpg")
+  gets the task's open question ("What does this document say?"). A comparison
   that points back ("how close is the summary to 'X'") reads the earlier output first and
   the quote second.
 
@@ -54,11 +54,20 @@ _HOW = re.compile(
 #: on, they take the clause's words, not some text file the user gave for another step.
 GENERATIVE = frozenset({"text-generation", "text-to-image", "text-to-video", "conversational"})
 _LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNORECASE)
-#: Words that ask something: a clause without any ("I have a photo of a document,
-#: page.jpg") states what there is, and is no question to put to a model.
+#: How a clause that only says what there is begins ("I have a photo of a document,
+#: page.jpg"; "here's the scan"). With no question or request after the opening (``_ASKS``)
+#: it is no question to put to a model.
+_STATEMENT = re.compile(
+    r"\s*(?:i\s+(?:have|had|got|took|scanned|snapped|recorded|found|made)|"
+    r"i've\s+(?:got|taken|scanned|snapped|recorded|found|made)|i'm\s+(?:sending|attaching)|"
+    r"here(?:'s|\s+is|\s+are)|this\s+is|these\s+are|attached\s+is)\b",
+    re.IGNORECASE,
+)
 _ASKS = re.compile(
-    r"\?|\b(what|who|whom|whose|when|where|which|why|how|whether|if|is there|are there|"
-    r"tell|find|identify|extract|determine|answer|ask|list|name|count|check|locate|read)\b",
+    r"\?|\b(?:what|who|whom|whose|when|where|which|why|how|whether|if|is|are|was|were|do|"
+    r"does|did|can|could|will|would|should|tell|find|identify|extract|determine|answer|ask|"
+    r"give|get|show|describe|explain|spell|say|quote|list|count|check|locate|read|"
+    r"summari[sz]e|compare|calculate|compute|verify|confirm)\b",
     re.IGNORECASE,
 )
 #: The question a step asks when the request only says what to do with the answer
@@ -124,7 +133,7 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                 )
             elif quotes:
                 args[role] = quotes.pop(0)
-            elif role == "question" and not _ASKS.search(step.text):
+            elif role == "question" and _states_only(step.text):
                 args[role] = OPEN_QUESTIONS.get(step.task, step.text)
             else:
                 args[role] = step.text
@@ -148,6 +157,12 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
             )
         )
     return out
+
+
+def _states_only(text: str) -> bool:
+    """Whether ``text`` only says what there is ("I have a photo of a document, page.jpg")."""
+    opening = _STATEMENT.match(text)
+    return bool(opening) and not _ASKS.search(text, opening.end())
 
 
 def _compares_earlier(step: StepText, quotes: list[str], done: list[Subtask]) -> bool:
