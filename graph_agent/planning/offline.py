@@ -211,12 +211,17 @@ def _add_translations(steps: list[StepText]) -> list[StepText]:
     return out
 
 
-def _with_closing_quote(request: str, start: int, end: int) -> str:
-    """``request[start:end]``, with the quote mark right after it when that mark closes a
-    quote the span opens. Clauses end before a closing mark, so "what language is this:
-    'Je ne sais pas'" would otherwise describe its step without the last one."""
-    closes_here = any(m.end() == end + 1 for m in QUOTED.finditer(request, start, end + 1))
-    return request[start : end + 1] if closes_here else request[start:end]
+def _words_through_quotes(request: str, start: int, end: int) -> str:
+    """``request[start:end]``, run on to the end of any quote it opens and does not close.
+
+    Clauses end before a quote's last punctuation and closing mark, so "translate this:
+    'Hallo.'" would otherwise describe its step as "translate this: 'Hallo".
+    """
+    for quote in QUOTED.finditer(request, start):
+        if quote.start() >= end:
+            break
+        end = max(end, quote.end())
+    return request[start:end]
 
 
 def plan_offline(
@@ -252,7 +257,7 @@ def plan_offline(
             steps.append(
                 StepText(
                     task=label,
-                    text=clause.text,
+                    text=_words_through_quotes(request, clause.start, clause.end),
                     quotes=[*([] if steps else preamble), *clause.quotes],
                     files=[*clause.files, *([] if steps else preamble_files)],
                     start=clause.start,
@@ -262,7 +267,7 @@ def plan_offline(
         elif steps:
             # Words that ask for nothing belong to the step before them.
             prev = steps[-1]
-            prev.text = _with_closing_quote(request, prev.start, clause.end)
+            prev.text = _words_through_quotes(request, prev.start, clause.end)
             prev.quotes += clause.quotes
             prev.files += clause.files
         else:
