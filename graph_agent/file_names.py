@@ -5,7 +5,8 @@ decides whether an argument is a file or words, the batch path turns the files a
 names into inputs, and the input reader refuses a path that does not exist instead of
 taking it for text. They used to keep a table each, so a name one of them knew as a file
 another read as words ("report.pdf" was a text file to the planner and a literal to the
-validator). One table keeps them in agreement.
+validator). One table keeps them in agreement. The words for a path that is not a file
+(``not_a_file``) live here too, so the CLI and the graph say the same thing.
 
 Decoding is another question: ``tools/media.py`` knows which files it can actually open.
 """
@@ -63,3 +64,18 @@ def is_file_name(value: Any) -> bool:
 def files_named_in(text: str) -> list[str]:
     """Every file name ``text`` mentions, in order of first mention, without repeats."""
     return list(dict.fromkeys(m.group(1) for m in FILE_NAME.finditer(text)))
+
+
+def is_folder(value: str) -> bool:
+    """Whether ``value`` names an existing folder."""
+    try:
+        return Path(value).expanduser().is_dir()
+    except (OSError, ValueError):  # too long for a path, or a NUL byte in it
+        return False
+
+
+def not_a_file(value: str) -> str:
+    """Why a path given as an input file is not one, in words for the user: a folder is
+    named as such rather than reported missing (the CLI's ``--input`` check and the graph's
+    input reader both say it)."""
+    return "is a folder, not a file" if is_folder(value) else "does not exist"

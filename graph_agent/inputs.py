@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from graph_agent.errors import RequestError
-from graph_agent.file_names import file_kind
+from graph_agent.file_names import file_kind, is_folder, not_a_file
 from graph_agent.tools.media import sniff_modality
 from graph_agent.tools.results import Modality
 
@@ -33,7 +33,7 @@ def _looks_like_path(name: str, value: str) -> bool:
     if any(c.isspace() for c in value) and not starts_like_path:
         return False
     return (file_kind(value) or file_kind(name)) is not None or (
-        starts_like_path and _is_dir(value)
+        starts_like_path and is_folder(value)
     )
 
 
@@ -50,14 +50,6 @@ def _existing_file(value: str) -> Path | None:
         return None
 
 
-def _is_dir(value: str) -> bool:
-    """Whether ``value`` names an existing folder (to say so, not that it is missing)."""
-    try:
-        return Path(value).expanduser().is_dir()
-    except (OSError, ValueError):
-        return False
-
-
 def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
     """Classify every input; a path that does not exist is an error, not silently text."""
     types: dict[str, Modality | None] = {}
@@ -66,9 +58,8 @@ def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
         if path is not None:
             types[name] = sniff_modality(path)
         elif _looks_like_path(name, str(value)):
-            problem = "is a folder, not a file" if _is_dir(str(value)) else "does not exist"
             raise RequestError(
-                f"Input {name!r}: {value} {problem}. Check the path "
+                f"Input {name!r}: {value} {not_a_file(str(value))}. Check the path "
                 f"(give it as --input {name}=/path/to/file)."
             )
         else:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from graph_agent.file_names import not_a_file
+
 EXIT_OK, EXIT_STEP_FAILED, EXIT_USAGE = 0, 1, 2
 #: Progress and errors go to stderr, results to stdout, so results can be piped.
 console = Console(stderr=True, highlight=False)
@@ -29,7 +31,6 @@ def parse_inputs(items: Sequence[str]) -> dict[str, str]:
             raise UsageError(f"--input {item!r} should look like NAME=PATH or PATH.")
         path = Path(value).expanduser()
         if not path.is_file():
-            problem = "is a folder, not a file" if path.is_dir() else "does not exist"
-            raise UsageError(f"Input {name!r}: {value} {problem}.")
+            raise UsageError(f"Input {name!r}: {value} {not_a_file(value)}.")
         inputs[name] = str(path.resolve())
     return inputs

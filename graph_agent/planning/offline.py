@@ -215,7 +215,8 @@ def _words_through_quotes(request: str, start: int, end: int) -> str:
     """``request[start:end]``, run on to the end of any quote it opens and does not close.
 
     Clauses end before a quote's last punctuation and closing mark, so "translate this:
-    'Hallo.'" would otherwise describe its step as "translate this: 'Hallo".
+    'Hallo.'" would otherwise describe its step as "translate this: 'Hallo". The clause
+    spans stay as they are: the trained detector pools its vectors over exactly those.
     """
     for quote in QUOTED.finditer(request, start):
         if quote.start() >= end:
