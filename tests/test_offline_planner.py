@@ -405,3 +405,13 @@ def test_a_step_description_keeps_the_end_of_the_quotes_it_opens():
     ):
         (step,) = plan_offline(request, {}).subtasks
         assert step.description == request, request
+
+
+def test_a_picture_step_is_prompted_with_what_to_show_not_with_the_request_around_it():
+    (step,) = plan_offline(
+        "Can you assist me in creating an illustration of a lighthouse in a storm?", {}
+    ).subtasks
+    assert (step.task, step.args["text"]) == ("text-to-image", "a lighthouse in a storm")
+    # Words that point elsewhere keep the clause: the report shows what was asked.
+    (step,) = plan_offline("Could you help me bring this vision to life as a picture?", {}).subtasks
+    assert step.args["text"] == "Could you help me bring this vision to life as a picture"

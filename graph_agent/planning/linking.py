@@ -14,7 +14,8 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   the result") unless the clause opens a fresh branch ("also ...") and brings its own
   words; else an audio file the step's own words name and no earlier step read (the
   validator inserts speech recognition); else a text file named earlier or given as an
-  input; else the clause itself (its words are the text to work on);
+  input; else the clause itself (its words are the text to work on), or for a picture
+  or video what the clause says to show ("an image *of* a lighthouse in a storm");
 * further text roles (a question, a second text): a quote, else the clause; a question
   role whose clause only says what there is ("I have a photo of a document, page.jpg")
   gets the task's open question ("What does this document say?"). A comparison
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from graph_agent.file_names import FILE_NAME, file_kind
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.plan import Subtask
+from graph_agent.planning.prompts import depicted
 from graph_agent.planning.vocabulary import TASKS, can_feed
 
 #: Words that point back at an earlier result rather than at new material.
@@ -53,6 +55,8 @@ _HOW = re.compile(
 #: Tasks whose text is a prompt: without a quote, a named file or an earlier output to work
 #: on, they take the clause's words, not some text file the user gave for another step.
 GENERATIVE = frozenset({"text-generation", "text-to-image", "text-to-video", "conversational"})
+#: Generative tasks whose prompt is what to show, not an instruction (``prompts.depicted``).
+PICTURED = frozenset({"text-to-image", "text-to-video"})
 _LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNORECASE)
 #: How a clause that only says what there is begins ("I have a photo of a document,
 #: page.jpg"; "here's the scan"). With no question or request after the opening (``_ASKS``)
@@ -246,6 +250,8 @@ def _first_text(
     fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
     if not fresh and (earlier := _latest_text(step, done)) is not None:
         return earlier
+    if step.task in PICTURED:
+        return depicted(step.text) or step.text  # "draw a cat on the moon": what to show
     if step.task in GENERATIVE:
         return step.text  # "write a poem about autumn": the words are the prompt
     if recordings:

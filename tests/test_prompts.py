@@ -1,0 +1,46 @@
+"""What a picture or video step is asked to show (``planning/prompts.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_agent.planning.prompts import depicted
+
+
+@pytest.mark.parametrize(
+    ("words", "subject"),
+    [
+        (
+            "Can you assist me in creating an illustration of an adorable cat playing with a ball",
+            "an adorable cat playing with a ball",
+        ),
+        (
+            "Can you first generate an image that succinctly captures the idea of clean energy",
+            "the idea of clean energy",
+        ),
+        (
+            "I need an image of a city skyline at sunset. Can you make it?",
+            "a city skyline at sunset",
+        ),
+        ("draw me a cat on the moon, please", "a cat on the moon"),
+        ("make a short video showcasing vintage cars downtown", "vintage cars downtown"),
+    ],
+)
+def test_the_subject_is_what_follows_the_medium_or_the_depicting_verb(words, subject):
+    assert depicted(words) == subject
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "generate an image of it",
+        "create a video about what's in the photo",
+        "turn spoken words into an image of said animal",
+        "create a picture based on the summary",
+        "illustrate the story",
+        "Could you help me bring this vision to life",
+        "make an image of cats",  # one word is too little to tell from a pointer
+    ],
+)
+def test_words_that_point_elsewhere_name_no_subject(words):
+    assert depicted(words) is None
