@@ -33,6 +33,19 @@ def test_native_json(capsys, wav):
     ]
     assert plan["subtasks"][1]["deps"] == ["node-0"]
     assert plan["repairs"] == [] and plan["subtasks"][0]["constraints"] == {}
+    assert plan["constraints"] == {}
+
+
+def test_plan_shows_the_constraints_the_request_states(capsys, wav):
+    request = "transcribe meeting.wav with the best model on Common Voice, only Apache-2.0 models"
+    assert main(["plan", request, "-i", str(wav), "--json"]) == EXIT_OK
+    assert _json(capsys)["constraints"] == {
+        "licenses": ["apache-2.0"],
+        "best_on": "Common Voice:wer",  # the metric speech recognition implies
+    }
+    assert main(["plan", request, "-i", str(wav)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert 'constraints for every step: {"licenses": ["apache-2.0"], "best_on"' in out
 
 
 def test_taskbench_format(capsys, wav):

@@ -156,14 +156,16 @@ def _print_result(final: dict[str, Any], as_json: bool, png: bool = False) -> in
 _EMPTY_TASKBENCH: dict[str, list[Any]] = {"task_nodes": [], "task_links": [], "task_steps": []}
 
 
-def _plan_document(plan: Any, fmt: str) -> Any:
+def _plan_document(plan: Any, fmt: str, stated: dict[str, Any]) -> Any:
+    """The plan in ``fmt``; ours also carries the constraints the request states in words
+    (TaskBench's and HuggingGPT's formats have no place for them)."""
     from graph_agent.planning.formats import to_hugginggpt, to_taskbench
 
     if fmt == "taskbench":
         return to_taskbench(plan)
     if fmt == "hugginggpt":
         return to_hugginggpt(plan)
-    return plan.model_dump()
+    return {**plan.model_dump(), "constraints": stated}
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -172,6 +174,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return _plan_batch(args)
     from graph_agent.errors import RequestError
     from graph_agent.inputs import input_types
+    from graph_agent.planning.constraints import stated_constraints
     from graph_agent.planning.offline import plan_offline
     from graph_agent.planning.plan import PlanError, validate
 
@@ -187,11 +190,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     except (RequestError, PlanError) as exc:
         raise UsageError(str(exc)) from exc
     fmt = args.format or "native"
+    stated = stated_constraints(args.request, [s.task for s in plan.subtasks])
     for repair in plan.repairs:
         console.print(f"[yellow]repaired[/yellow] {repair}")
     if args.json or fmt != "native":
-        print(json.dumps(_plan_document(plan, fmt), indent=2, ensure_ascii=False))
+        print(json.dumps(_plan_document(plan, fmt, stated), indent=2, ensure_ascii=False))
         return EXIT_OK
+    if stated:
+        print(f"constraints for every step: {json.dumps(stated, ensure_ascii=False)}")
     for step in plan.subtasks:
         after = f"  after {', '.join(step.deps)}" if step.deps else ""
         print(f"{step.id}  {step.task}  {json.dumps(step.args, ensure_ascii=False)}{after}")

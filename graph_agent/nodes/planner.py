@@ -30,7 +30,7 @@ from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.events import emit, plan_event
 from graph_agent.inputs import input_types
-from graph_agent.planning.constraints import constraints_from_request, with_default_metric
+from graph_agent.planning.constraints import stated_constraints
 from graph_agent.planning.llm import LLMPlannerError, make_chat_model, plan_with_llm_result
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import Plan, PlanError, Subtask, validate
@@ -94,9 +94,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             decision["planner"] = ctx.planner
         update = _fresh_run(decision)
         return {**update, "error": str(exc)}
-    stated = constraints_from_request(state.get("request", ""))
-    if "best_on" in stated:
-        stated["best_on"] = with_default_metric(stated["best_on"], [s.task for s in plan_.subtasks])
+    stated = stated_constraints(state.get("request", ""), [s.task for s in plan_.subtasks])
     update = _fresh_run(
         {
             "node": "planner",

@@ -10,10 +10,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph_agent.retrieval_index.licenses import normalize_licenses
+
 _SMALLEST = re.compile(r"\b(smallest|as small as possible|tiniest|lightest)\b", re.IGNORECASE)
 _LICENSE = re.compile(
     r"\blicen[cs]es?\b(?:\s+(?:must|should|has to|have to|need to)\s+be|\s*(?:is|:|=|of))?\s+"
     r"(?P<list>[\w.+-]+(?:\s*(?:,|\bor\b|/)\s*[\w.+-]+)*)",
+    re.IGNORECASE,
+)
+#: A licence written by name ("Apache-2.0", "MIT", "CC BY-NC 4.0", "GPLv3", "Llama 2").
+_LICENSE_NAME = (
+    r"(?:apache(?:[- ]?2(?:\.0)?)?|mit|isc|unlicense|bsd(?:-[23]-clause)?|"
+    r"cc[- ]?by(?:[- ](?:nc|sa|nd))*(?:[- ]\d\.\d)?|cc0(?:-1\.0)?|"
+    r"(?:a|l)?gpl(?:[- ]?v?\d(?:\.\d)?)?|openrail(?:\+\+|-m)?|llama[- ]?\d(?:\.\d)?|mpl(?:-2\.0)?)"
+)
+#: A licence named as what the models must have: "only Apache-2.0 models", "MIT-licensed
+#: ones", "apache 2.0 or MIT weights".
+_LICENSED_MODELS = re.compile(
+    rf"\b(?P<list>{_LICENSE_NAME}(?:\s*(?:,|/|\bor\b|\band\b)\s*{_LICENSE_NAME})*)"
+    r"(?:[- ]licen[cs]ed\b|\s+(?:models?|weights|checkpoints|ones)\b)",
     re.IGNORECASE,
 )
 _BEST_ON = re.compile(
@@ -70,8 +85,9 @@ def constraints_from_request(request: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
     if _SMALLEST.search(request):
         found["prefer_smallest"] = True
-    if m := _LICENSE.search(request):
-        found["licenses"] = [x for x in re.split(r"\s*(?:,|\bor\b|/)\s*", m.group("list")) if x]
+    if m := _LICENSE.search(request) or _LICENSED_MODELS.search(request):
+        names = re.split(r"\s*(?:,|\bor\b|\band\b|/)\s*", m.group("list"))
+        found["licenses"] = normalize_licenses([x for x in names if x])
     if m := _BEST_ON.search(request):
         found["best_on"] = m.group("dataset").strip()
     if m := _MAX_PARAMS.search(request):
@@ -98,3 +114,12 @@ def with_default_metric(best_on: str, tasks: list[str]) -> str:
         if task in DEFAULT_METRIC:
             return f"{best_on}:{DEFAULT_METRIC[task]}"
     return best_on
+
+
+def stated_constraints(request: str, tasks: list[str]) -> dict[str, Any]:
+    """The constraints the request states, with "best on DATASET" given the metric the
+    plan's ``tasks`` imply: what a run applies to every step, and what ``plan`` shows."""
+    stated = constraints_from_request(request)
+    if "best_on" in stated:
+        stated["best_on"] = with_default_metric(stated["best_on"], tasks)
+    return stated
