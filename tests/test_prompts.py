@@ -24,6 +24,7 @@ from graph_agent.planning.prompts import depicted
         ),
         ("draw me a cat on the moon, please", "a cat on the moon"),
         ("make a short video showcasing vintage cars downtown", "vintage cars downtown"),
+        ("draw a 3.5 inch floppy disk. Then caption it", "a 3.5 inch floppy disk"),
     ],
 )
 def test_the_subject_is_what_follows_the_medium_or_the_depicting_verb(words, subject):

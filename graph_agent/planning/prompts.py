@@ -25,10 +25,12 @@ _SHOWS_VERB = (
     r"(?:shows?|depicts?|captures?|illustrates?|features?|portrays?|represents?|embodies|"
     r"embody|showcases?|displays?)"
 )
+#: The rest of a sentence: up to a stop that ends it (not the one inside "3.5" or "e.g").
+_REST = r"(?:[^.?!;]|[.?!;](?=\S))+"
 #: "an image of X", "a video that (clearly) shows X", "draw X".
 _SUBJECT = re.compile(
-    rf"\b{_MEDIUM}\s+(?:{_SHOWS}|(?:that|which)\s+(?:\w+ly\s+)?{_SHOWS_VERB})\s+(?P<a>[^.?!;]+)"
-    r"|\b(?:draw|paint|sketch|depict|animate)\s+(?:me\s+)?(?P<b>[^.?!;]+)",
+    rf"\b{_MEDIUM}\s+(?:{_SHOWS}|(?:that|which)\s+(?:\w+ly\s+)?{_SHOWS_VERB})\s+(?P<a>{_REST})"
+    rf"|\b(?:draw|paint|sketch|depict|animate)\s+(?:me\s+)?(?P<b>{_REST})",
     re.IGNORECASE,
 )
 #: A subject that is only a pointer to something said or made elsewhere.
