@@ -415,3 +415,9 @@ def test_a_picture_step_is_prompted_with_what_to_show_not_with_the_request_aroun
     # Words that point elsewhere keep the clause: the report shows what was asked.
     (step,) = plan_offline("Could you help me bring this vision to life as a picture?", {}).subtasks
     assert step.args["text"] == "Could you help me bring this vision to life as a picture"
+
+
+def test_a_question_step_is_asked_the_question_not_the_request_around_it():
+    plan = plan_offline("In street.jpg, can you help me figure out what color the bus is?", {})
+    vqa = [s for s in plan.subtasks if s.task == "visual-question-answering"]
+    assert [s.args for s in vqa] == [{"image": "street.jpg", "question": "What color the bus is?"}]

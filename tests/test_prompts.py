@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph_agent.planning.prompts import depicted
+from graph_agent.planning.prompts import asked, depicted
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,39 @@ def test_the_subject_is_what_follows_the_medium_or_the_depicting_verb(words, sub
 )
 def test_words_that_point_elsewhere_name_no_subject(words):
     assert depicted(words) is None
+
+
+@pytest.mark.parametrize(
+    ("words", "question"),
+    [
+        (
+            "could you tell me which location is closest to the finish line",
+            "Which location is closest to the finish line?",
+        ),
+        ("I'd like to know how many people are in the photo", "How many people are in the photo?"),
+        (
+            "assist me in finding out which star was vital for navigation",
+            "Which star was vital for navigation?",
+        ),
+        (
+            "I've got photo.jpg. Who is in it and what are they doing?",
+            "Who is in it and what are they doing?",
+        ),
+        ("what's on the receipt", "What's on the receipt?"),
+        ("Is the door open? Thanks", "Is the door open?"),
+    ],
+)
+def test_the_question_is_asked_without_its_wrapper(words, question):
+    assert asked(words) == question
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Give me the total on door.jpg",  # asks, but no question to lift out
+        "which is a digital version of a document I wish to analyze",  # a relative clause
+        "Could you help me figure out some details from this text? Dates especially",
+    ],
+)
+def test_words_with_no_question_of_their_own_give_none(words):
+    assert asked(words) is None

@@ -16,9 +16,10 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   validator inserts speech recognition); else a text file named earlier or given as an
   input; else the clause itself (its words are the text to work on), or for a picture
   or video what the clause says to show ("an image *of* a lighthouse in a storm");
-* further text roles (a question, a second text): a quote, else the clause; a question
-  role whose clause only says what there is ("I have a photo of a document, page.jpg")
-  gets the task's open question ("What does this document say?"). A comparison
+* further text roles (a question, a second text): a quote, else the clause; for a question
+  role, the question the clause asks without its wrapper ("could you tell me which ..." ->
+  "Which ...?"), and when the clause only says what there is ("I have a photo of a
+  document, page.jpg"), the task's open question ("What does this document say?"). A comparison
   that points back ("how close is the summary to 'X'") reads the earlier output first and
   the quote second.
 
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from graph_agent.file_names import FILE_NAME, file_kind
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.plan import Subtask
-from graph_agent.planning.prompts import depicted
+from graph_agent.planning.prompts import asked, depicted
 from graph_agent.planning.vocabulary import TASKS, can_feed
 
 #: Words that point back at an earlier result rather than at new material.
@@ -139,6 +140,8 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                 args[role] = quotes.pop(0)
             elif role == "question" and _states_only(step.text):
                 args[role] = OPEN_QUESTIONS.get(step.task, step.text)
+            elif role == "question":
+                args[role] = asked(step.text) or step.text  # the question, not its wrapper
             else:
                 args[role] = step.text
         _options(step, args)
