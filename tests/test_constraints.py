@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from scaling import grows_linearly
 
 from graph_agent.planning.constraints import constraints_from_request, target_language
 
@@ -21,9 +22,24 @@ from graph_agent.planning.constraints import constraints_from_request, target_la
         ("CC BY-NC 4.0 models are fine", {"licenses": ["cc-by-nc-4.0"]}),
         ("the licence must be apache-2.0 or mit", {"licenses": ["apache-2.0", "mit"]}),
         ("caption it with a model under 100M parameters", {"max_parameters": 100_000_000}),
+        (
+            "use MIT, Apache-2.0, and BSD-3-Clause models",
+            {"licenses": ["mit", "apache-2.0", "bsd-3-clause"]},
+        ),
+        ("use MIT and/or Apache models", {"licenses": ["mit", "apache-2.0"]}),
+        ("only models under the Apache License 2.0", {"licenses": ["apache-2.0"]}),
+        ("Use only Apache-2.0 models; the license terms matter", {"licenses": ["apache-2.0"]}),
+        # A licence the words exclude is not an allowed one.
+        ("no GPL models please", {}),
+        ("use any model except GPL-licensed ones", {}),
+        ("avoid CC BY-NC models, I need commercial use", {}),
+        ("Use MIT models, not GPL ones", {"licenses": ["mit"]}),
         # A licence's name that is not said of the models is no constraint.
         ("summarize the MIT press release", {}),
         ("I study at MIT and need a short summary", {}),
+        ("Compare the Harvard and MIT models of innovation in paper.txt", {}),
+        ("Caption photo.jpg; the photo is CC-BY licensed", {}),
+        ("Use a Llama 3 model to answer", {}),  # a model family, not a licence
     ],
 )
 def test_constraints_stated_in_words(request_, expected):
@@ -34,3 +50,9 @@ def test_the_output_language_is_read_from_in_or_into():
     assert target_language("summarize it in French") == "French"
     assert target_language("translate the transcript into german") == "German"
     assert target_language("put it in writing") is None
+
+
+@pytest.mark.parametrize("unit", ["mit or ", "mit, ", "best on a ", "licence is a, "])
+def test_reading_ten_times_the_text_takes_about_ten_times_as_long(unit):
+    # Unbounded lists made these quadratic: 20,000 characters of "mit or " took 4 s.
+    assert grows_linearly(constraints_from_request, lambda n: unit * 400 * n)

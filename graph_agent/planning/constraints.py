@@ -10,29 +10,48 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from graph_agent.retrieval_index.licenses import normalize_licenses
-
 _SMALLEST = re.compile(r"\b(smallest|as small as possible|tiniest|lightest)\b", re.IGNORECASE)
+#: Names in a list: "a, b", "a or b", "a, b, and c", "a and/or b" (at most eight names,
+#: which keeps matching linear on long text).
+_LIST_SEP = r"\s*(?:,\s*)?(?:\band/or\b|\bor\b|\band\b|,|/)\s*"
 _LICENSE = re.compile(
     r"\blicen[cs]es?\b(?:\s+(?:must|should|has to|have to|need to)\s+be|\s*(?:is|:|=|of))?\s+"
-    r"(?P<list>[\w.+-]+(?:\s*(?:,|\bor\b|/)\s*[\w.+-]+)*)",
+    rf"(?P<list>[\w.+-]+(?:{_LIST_SEP}[\w.+-]+){{0,7}})",
     re.IGNORECASE,
 )
-#: A licence written by name ("Apache-2.0", "MIT", "CC BY-NC 4.0", "GPLv3", "Llama 2").
+#: A licence written by name ("Apache-2.0", "MIT", "CC BY-NC 4.0", "GPLv3"). Model families
+#: ("Llama 2") are left out: "use a Llama 3 model" names a model, not a licence.
 _LICENSE_NAME = (
     r"(?:apache(?:[- ]?2(?:\.0)?)?|mit|isc|unlicense|bsd(?:-[23]-clause)?|"
     r"cc[- ]?by(?:[- ](?:nc|sa|nd))*(?:[- ]\d\.\d)?|cc0(?:-1\.0)?|"
-    r"(?:a|l)?gpl(?:[- ]?v?\d(?:\.\d)?)?|openrail(?:\+\+|-m)?|llama[- ]?\d(?:\.\d)?|mpl(?:-2\.0)?)"
+    r"(?:a|l)?gpl(?:[- ]?v?\d(?:\.\d)?)?|openrail(?:\+\+|-m)?|mpl(?:-2\.0)?)"
 )
-#: A licence named as what the models must have: "only Apache-2.0 models", "MIT-licensed
-#: ones", "apache 2.0 or MIT weights".
+#: Licences named as what models have: "Apache-2.0 models", "MIT-licensed ones", "the MIT
+#: license", "apache 2.0 or MIT weights". Only a constraint when the words around it ask
+#: for it (``_CUE_BEFORE``, ``_CUE_AFTER``) and do not exclude it (``_NEGATION``).
 _LICENSED_MODELS = re.compile(
-    rf"\b(?P<list>{_LICENSE_NAME}(?:\s*(?:,|/|\bor\b|\band\b)\s*{_LICENSE_NAME})*)"
-    r"(?:[- ]licen[cs]ed\b|\s+(?:models?|weights|checkpoints|ones)\b)",
+    rf"\b(?P<list>{_LICENSE_NAME}(?:{_LIST_SEP}{_LICENSE_NAME}){{0,7}})"
+    r"(?:[- ]licen[cs]ed\b|\s+licen[cs]e\b|\s+(?:models?|weights|checkpoints|ones)\b)",
     re.IGNORECASE,
 )
+_CUE_BEFORE = re.compile(
+    r"\b(?:only|just|use|using|must|should|need|needs|require[sd]?|prefer|want|allowed|"
+    r"permitted|stick to|restrict\w*|limit\w*|under|with)\b",
+    re.IGNORECASE,
+)
+_CUE_AFTER = re.compile(
+    r"\W*(?:(?:models?|weights|ones)\s+)?(?:only|please|are (?:fine|ok|okay|allowed))\b",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"\b(?:no|not|never|except|avoid|without|exclud\w*|but|don't|dont|do not|can't|cannot)\b",
+    re.IGNORECASE,
+)
+#: The words before a match that belong to its sentence (at most this many characters).
+_WINDOW = 60
 _BEST_ON = re.compile(
-    r"\bbest\b(?:\s+\w+){0,4}?\s+on\s+(?:[\w\s-]+?\s+on\s+)?(?P<dataset>[A-Z][\w-]*(?:\s+[A-Z0-9][\w.-]*)*)",
+    r"\bbest\b(?:\s+\w+){0,4}?\s+on\s+(?:[\w\s-]{1,60}?\s+on\s+)?"
+    r"(?P<dataset>[A-Z][\w-]*(?:\s+[A-Z0-9][\w.-]*){0,7})",
 )
 _MAX_PARAMS = re.compile(
     r"\b(?:under|below|at most|less than|fewer than)\s+(\d+(?:\.\d+)?)\s*([MB])"
@@ -85,14 +104,38 @@ def constraints_from_request(request: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
     if _SMALLEST.search(request):
         found["prefer_smallest"] = True
-    if m := _LICENSE.search(request) or _LICENSED_MODELS.search(request):
-        names = re.split(r"\s*(?:,|\bor\b|\band\b|/)\s*", m.group("list"))
-        found["licenses"] = normalize_licenses([x for x in names if x])
+    if licenses := _licenses(request):
+        found["licenses"] = licenses
     if m := _BEST_ON.search(request):
         found["best_on"] = m.group("dataset").strip()
     if m := _MAX_PARAMS.search(request):
         scale = 1e6 if m.group(2).upper() == "M" else 1e9
         found["max_parameters"] = int(float(m.group(1)) * scale)
+    return found
+
+
+def _licenses(request: str) -> list[str]:
+    """Licence ids the request allows: "licence must be X or Y", or licences named as what
+    the models must have ("use only Apache-2.0 models"), each unless the words exclude it
+    ("no GPL models", "anything except CC BY-NC ones")."""
+    # Imported here: the index package loads faiss, which planning alone does not need.
+    from graph_agent.retrieval_index.licenses import KNOWN_IDS, OTHER, UNKNOWN, normalize_license
+
+    found: list[str] = []
+    for pattern in (_LICENSE, _LICENSED_MODELS):
+        for m in pattern.finditer(request):
+            before = re.split(r"[.?!;]", request[max(0, m.start() - _WINDOW) : m.start()])[-1]
+            if _NEGATION.search(before):
+                continue
+            if pattern is _LICENSED_MODELS and not (
+                _CUE_BEFORE.search(before) or _CUE_AFTER.match(request, m.end())
+            ):
+                continue
+            for name in re.split(_LIST_SEP, m.group("list")):
+                license_id = normalize_license(name)
+                # "the license terms matter" names no licence: only known ids count.
+                if license_id in KNOWN_IDS - {OTHER, UNKNOWN} and license_id not in found:
+                    found.append(license_id)
     return found
 
 
