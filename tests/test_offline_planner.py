@@ -215,7 +215,8 @@ def test_linking_follows_the_type_graph():
 def test_no_task_and_empty_requests_are_clear_errors():
     with pytest.raises(RequestError, match="empty"):
         plan_offline("", {})
-    for request in ("hmm, well", "fly me to Rome"):
+    # Keyboard mashing has no word the encoder knows: no task is guessed from it.
+    for request in ("hmm, well", "fly me to Rome", "asdf qwerty", "hjkl zxcv"):
         with pytest.raises(RequestError, match="Could not find a task"):
             plan_offline(request, {})
 
@@ -420,4 +421,4 @@ def test_a_picture_step_is_prompted_with_what_to_show_not_with_the_request_aroun
 def test_a_question_step_is_asked_the_question_not_the_request_around_it():
     plan = plan_offline("In street.jpg, can you help me figure out what color the bus is?", {})
     vqa = [s for s in plan.subtasks if s.task == "visual-question-answering"]
-    assert [s.args for s in vqa] == [{"image": "street.jpg", "question": "What color the bus is?"}]
+    assert [s.args for s in vqa] == [{"image": "street.jpg", "question": "What color is the bus?"}]

@@ -92,6 +92,8 @@ def detect_tasks(
     det = detector(models_dir)
     if det is None:
         return [_lexical(c.text) for c in clauses], []
+    if det.encoder.unreadable(request):  # keyboard mashing: no task to guess
+        return [NONE] * len(clauses), []
     probs, implied = det.detect(request, [(c.start, c.end) for c in clauses])
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _next_steps(labels, probs, clauses, det.labels)

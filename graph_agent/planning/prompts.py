@@ -23,20 +23,19 @@ _MEDIUM = (
 )
 _SHOWS = (
     r"(?:of|showing|depicting|capturing|illustrating|featuring|portraying|representing|"
-    r"embodying|showcasing|displaying|about|with)"
+    r"embodying|showcasing|displaying|about)"
 )
 _SHOWS_VERB = (
     r"(?:shows?|depicts?|captures?|illustrates?|features?|portrays?|represents?|embodies|"
     r"embody|showcases?|displays?)"
 )
-#: The rest of a sentence: up to a stop that ends it (not the one inside "3.5" or "e.g").
-_REST = r"(?:[^.?!;]|[.?!;](?=\S))+"
-#: "an image of X", "a video that (clearly) shows X", "draw X".
-_SUBJECT = re.compile(
-    rf"\b{_MEDIUM}\s+(?:{_SHOWS}|(?:that|which)\s+(?:\w+ly\s+)?{_SHOWS_VERB})\s+(?P<a>{_REST})"
-    rf"|\b(?:draw|paint|sketch|depict|animate)\s+(?:me\s+)?(?P<b>{_REST})",
+#: Where a subject starts: after "an image of", "a video that (clearly) shows" ...
+_AFTER_MEDIUM = re.compile(
+    rf"\b{_MEDIUM}\s+(?:{_SHOWS}|(?:that|which)\s+(?:\w+ly\s+)?{_SHOWS_VERB})\s+(?=\S)",
     re.IGNORECASE,
 )
+#: ... or, when no medium is named with it, after a verb that depicts ("draw a cat").
+_AFTER_VERB = re.compile(r"\b(?:draw|paint|sketch|depict|animate)\s+(?:me\s+)?(?=\S)", re.I)
 #: A subject that is only a pointer to something said or made elsewhere.
 _POINTS_BACK = re.compile(
     r"(?:it|this|that|these|those|them|such|said|its|their|our|my|your|what|what's|"
@@ -46,13 +45,59 @@ _POINTS_BACK = re.compile(
     r"audio|recording|response|edited|generated|resulting|new|original|previous))\b",
     re.IGNORECASE,
 )
-_TRAILING = re.compile(r"(?:[\s,]+(?:for me|please|for us|if possible))+\s*$", re.IGNORECASE)
+#: Courtesy at the end ("..., please"); the look-behind keeps the match linear.
+_TRAILING = re.compile(
+    r"(?<![\s,])(?:[\s,]+(?:for me|please|for us|if possible))+\s*$", re.IGNORECASE
+)
+#: A sentence that asks, thanks or goes on to the next step rather than says more about
+#: the content.
+_ASIDE = re.compile(
+    r"\?|\b(?:can|could|would|will)\s+you\b|\bplease\b|\bthanks?\b|\bthank you\b|"
+    r"^\W*(?:tell me|let me know)\W*$|"
+    r"^\W*(?:then|and then|after that|afterwards|next|also|finally|lastly)\b",
+    re.IGNORECASE,
+)
+#: Stops that do not end a sentence ("Dr. Smith", "cats vs. dogs", "e.g. apples").
+_ABBREVIATIONS = frozenset(
+    {"dr", "mr", "mrs", "ms", "prof", "st", "mt", "jr", "sr", "vs", "etc", "e.g", "i.e", "no"}
+)
+_STOP = re.compile(r"[.?!;]+(?=\s+[A-Z0-9\"'(]|\s*$)")
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text``: a stop ends one only before a capital
+    (or the end), and not after an abbreviation."""
+    spans, start = [], 0
+    for stop in _STOP.finditer(text):
+        before = text[max(start, stop.start() - 8) : stop.start()].split()  # the last word
+        if before and before[-1].lower().rstrip(".") in _ABBREVIATIONS:
+            continue
+        spans.append((start, stop.end()))
+        start = stop.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+def _rest_of(text: str, at: int) -> str:
+    """From ``at`` to the end of its sentence, and on through the sentences after it that
+    say more rather than ask or thank ("... in the woods. Make it snowy.")."""
+    spans = sentences(text)
+    i = next((k for k, (_, end) in enumerate(spans) if at < end), len(spans) - 1)
+    parts = [text[at : spans[i][1]]]
+    for start, end in spans[i + 1 :]:
+        if _ASIDE.search(text[start:end]):
+            break
+        parts.append(text[start:end])
+    return " ".join(p.strip() for p in parts)
 
 
 def depicted(text: str) -> str | None:
     """The subject a picture or video request describes, or None when it names none."""
-    for match in _SUBJECT.finditer(text):
-        subject = _TRAILING.sub("", match.group("a") or match.group("b")).strip(" ,:'\"")
+    starts = [m.end() for m in _AFTER_MEDIUM.finditer(text)]
+    starts += [m.end() for m in _AFTER_VERB.finditer(text)]
+    for at in starts:
+        subject = _TRAILING.sub("", _rest_of(text, at).rstrip(" .?!;")).strip(" ,:'\"")
         if len(subject.split()) >= 2 and not _POINTS_BACK.match(subject):
             return subject
     return None
@@ -80,20 +125,41 @@ _WRAPPER = re.compile(
     r"|i(?:'m|\s+am)\s+(?:wondering|curious(?:\s+about)?)|i\s+wonder)\s*",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+#: An embedded question in statement order that ends on its verb ("what color the bus is").
+_STATEMENT_ORDER = re.compile(
+    r"(?P<wh>\w+(?:\s+\w+)?)\s+(?P<subject>(?:the|a|an|this|that|these|those|my|your|his|"
+    r"her|its|our|their)\b.+?)\s+(?P<verb>is|are|was|were)",
+    re.IGNORECASE,
+)
+_COURTESY = re.compile(r"\W*(?:thanks|thank you|please|tell me|let me know)\W*$", re.IGNORECASE)
+
+
+def _direct(question: str) -> str:
+    """An embedded question as one asked: capitalised, in question order when it ends on
+    its verb ("what color the bus is" -> "What color is the bus?")."""
+    question = question.rstrip(" .?!")
+    if m := _STATEMENT_ORDER.fullmatch(question):
+        question = f"{m['wh']} {m['verb']} {m['subject']}"
+    return question[0].upper() + question[1:] + "?"
 
 
 def asked(text: str) -> str | None:
     """The question ``text`` asks, on its own ("Which location is closest to the finish
-    line?"), or None when no sentence of it is or wraps one."""
-    for sentence in _SENTENCE_END.split(text.strip()):
-        sentence = sentence.strip()
+    line?"), with any sentences after it that say more; None when no sentence of it is
+    or wraps a question."""
+    spans = sentences(text)
+    for i, (start, end) in enumerate(spans):
+        sentence = text[start:end].strip()
         wrapper = _WRAPPER.match(sentence)
         rest = sentence[wrapper.end() :] if wrapper else ""
         if wrapper and wrapper.end() and _WH.match(rest) and len(rest.split()) >= 3:
-            return rest[0].upper() + rest[1:].rstrip(" .?!") + "?"
-        if sentence.endswith("?") and (_WH.match(sentence) or _AUX.match(sentence)):
-            return sentence  # already a question of its own
-        if _WH.match(sentence) and not _RELATIVE.match(sentence) and len(sentence.split()) >= 3:
-            return sentence[0].upper() + sentence[1:].rstrip(" .!") + "?"
+            question = _direct(rest)
+        elif sentence.endswith("?") and (_WH.match(sentence) or _AUX.match(sentence)):
+            question = sentence  # already a question of its own
+        elif _WH.match(sentence) and not _RELATIVE.match(sentence) and len(sentence.split()) >= 3:
+            question = _direct(sentence)
+        else:
+            continue
+        more = [text[a:b].strip() for a, b in spans[i + 1 :]]
+        return " ".join([question, *(m for m in more if not _COURTESY.match(m))])
     return None

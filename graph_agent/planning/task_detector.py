@@ -68,6 +68,18 @@ class Encoder:
         # has the export.
         self.tokens = token_encoder(self.path)
 
+    def unreadable(self, text: str) -> bool:
+        """Whether ``text`` has words of three or more letters and the model's vocabulary
+        holds none of them whole: "asdf qwerty" splits into word pieces only, and the
+        classifier's odds for text it cannot read mean nothing."""
+        words = re.findall(r"[a-z]{3,}", text.lower())
+        return bool(words) and not any(w in self.vocabulary for w in words)
+
+    @functools.cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """The tokenizer's whole-word entries (built once: the tokenizer copies its table)."""
+        return frozenset(self.tokens.tokenizer.get_vocab())
+
     def token_states(self, text: str, truncate: bool = False) -> TokenStates | None:
         """The text's token vectors from one pass; past the model's 512 positions, None,
         or with ``truncate`` those of its first 512 tokens."""
