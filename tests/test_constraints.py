@@ -34,12 +34,28 @@ from graph_agent.planning.constraints import constraints_from_request, target_la
         ("use any model except GPL-licensed ones", {}),
         ("avoid CC BY-NC models, I need commercial use", {}),
         ("Use MIT models, not GPL ones", {"licenses": ["mit"]}),
+        ("Use MIT models and skip GPL models", {"licenses": ["mit"]}),
+        ("Use MIT models, GPL models are not allowed", {"licenses": ["mit"]}),
+        ("Use MIT models instead of GPL ones", {"licenses": ["mit"]}),
+        ("Please avoid GPL models and use Apache models", {"licenses": ["apache-2.0"]}),
+        ("Use non-GPL models", {}),
+        # A negation elsewhere in the sentence does not undo the request.
+        ("Summarize it, but use only MIT models", {"licenses": ["mit"]}),
+        ("I'm not picky but use MIT models", {"licenses": ["mit"]}),
+        ("I don't care about speed, only Apache-2.0 models", {"licenses": ["apache-2.0"]}),
+        ("Pick an MIT-licensed model", {"licenses": ["mit"]}),
+        ("Make sure the model is MIT-licensed", {"licenses": ["mit"]}),
+        ("MIT or Apache only", {"licenses": ["mit", "apache-2.0"]}),
         # A licence's name that is not said of the models is no constraint.
         ("summarize the MIT press release", {}),
         ("I study at MIT and need a short summary", {}),
         ("Compare the Harvard and MIT models of innovation in paper.txt", {}),
         ("Caption photo.jpg; the photo is CC-BY licensed", {}),
         ("Use a Llama 3 model to answer", {}),  # a model family, not a licence
+        ("Summarize the document released under the MIT license", {}),
+        ("Is my code compatible with the GPL license?", {}),
+        ("Compare the MIT license with the GPL license", {}),
+        ("Explain why MIT only admits few students", {}),
     ],
 )
 def test_constraints_stated_in_words(request_, expected):
@@ -52,7 +68,9 @@ def test_the_output_language_is_read_from_in_or_into():
     assert target_language("put it in writing") is None
 
 
-@pytest.mark.parametrize("unit", ["mit or ", "mit, ", "best on a ", "licence is a, "])
+@pytest.mark.parametrize(
+    "unit", ["mit or ", "mit, ", "best on a ", "licence is a, ", "use mit ", "not "]
+)
 def test_reading_ten_times_the_text_takes_about_ten_times_as_long(unit):
     # Unbounded lists made these quadratic: 20,000 characters of "mit or " took 4 s.
     assert grows_linearly(constraints_from_request, lambda n: unit * 400 * n)

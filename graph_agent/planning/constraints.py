@@ -26,29 +26,38 @@ _LICENSE_NAME = (
     r"cc[- ]?by(?:[- ](?:nc|sa|nd))*(?:[- ]\d\.\d)?|cc0(?:-1\.0)?|"
     r"(?:a|l)?gpl(?:[- ]?v?\d(?:\.\d)?)?|openrail(?:\+\+|-m)?|mpl(?:-2\.0)?)"
 )
-#: Licences named as what models have: "Apache-2.0 models", "MIT-licensed ones", "the MIT
-#: license", "apache 2.0 or MIT weights". Only a constraint when the words around it ask
-#: for it (``_CUE_BEFORE``, ``_CUE_AFTER``) and do not exclude it (``_NEGATION``).
-_LICENSED_MODELS = re.compile(
-    rf"\b(?P<list>{_LICENSE_NAME}(?:{_LIST_SEP}{_LICENSE_NAME}){{0,7}})"
-    r"(?:[- ]licen[cs]ed\b|\s+licen[cs]e\b|\s+(?:models?|weights|checkpoints|ones)\b)",
-    re.IGNORECASE,
+_LIST = rf"(?P<list>{_LICENSE_NAME}(?:{_LIST_SEP}{_LICENSE_NAME}){{0,7}})"
+_MODELS = r"(?:models?|weights|checkpoints|ones)"
+#: Licences named as what the models must have, in forms that say so and nothing else
+#: (a licence named any other way, "the MIT ones", "released under the MIT license", is
+#: no constraint: a wrong allow-list is worse than none, and ``graph-agent plan`` shows
+#: what was read). Each form captures the names as ``list``:
+#: "use (only) Apache-2.0 models", "pick an MIT-licensed one", "stick to apache 2.0 or MIT
+#: weights"; "MIT or Apache only", "CC BY 4.0 models are fine"; "models under the MIT
+#: license", "the model must be MIT-licensed".
+_LICENSED_MODELS = tuple(
+    re.compile(form, re.IGNORECASE)
+    for form in (
+        r"\b(?:only|just|use|using|with|stick\s+to|limit(?:ed)?\s+to|restrict(?:ed)?\s+to|"
+        r"prefer|pick|choose|select|allow)\s+(?:only\s+|just\s+)?(?:an?\s+|the\s+)?"
+        rf"{_LIST}(?:[- ]licen[cs]ed\b|\s+{_MODELS}\b)",
+        rf"\b{_LIST}(?:[- ]licen[cs]ed)?(?:\s+{_MODELS})?\s+"
+        r"(?:only\b(?=\s*(?:[,.;!?)]|$|please))|(?:is|are)\s+(?:fine|ok|okay|allowed|acceptable)\b)",
+        r"\bmodels?\s+(?:(?:that\s+)?(?:is|are|must\s+be|should\s+be)\s+)?(?:under|with)\s+"
+        rf"(?:an?\s+|the\s+)?{_LIST}\s+licen[cs]e\b",
+        rf"\bmodels?\s+(?:is|are|must\s+be|should\s+be)\s+{_LIST}(?:[- ]licen[cs]ed)?\b",
+    )
 )
-_CUE_BEFORE = re.compile(
-    r"\b(?:only|just|use|using|must|should|need|needs|require[sd]?|prefer|want|allowed|"
-    r"permitted|stick to|restrict\w*|limit\w*|under|with)\b",
-    re.IGNORECASE,
-)
-_CUE_AFTER = re.compile(
-    r"\W*(?:(?:models?|weights|ones)\s+)?(?:only|please|are (?:fine|ok|okay|allowed))\b",
-    re.IGNORECASE,
-)
+#: Words that exclude what follows them in the same phrase ("avoid using GPL models",
+#: "don't use CC BY-NC ones", "use non-GPL models"): the phrase starts after the last
+#: punctuation or "but", "and", "so", "then".
 _NEGATION = re.compile(
-    r"\b(?:no|not|never|except|avoid|without|exclud\w*|but|don't|dont|do not|can't|cannot)\b",
+    r"\b(?:no|not|never|except|avoid\w*|without|exclud\w*|don't|dont|can't|cannot|skip\w*|"
+    r"nothing|besides|instead|rather|other\s+than|ban\w*|forbid\w*|disallow\w*|prohibit\w*)"
+    r"\b|\bnon-$",
     re.IGNORECASE,
 )
-#: The words before a match that belong to its sentence (at most this many characters).
-_WINDOW = 60
+_PHRASE_START = re.compile(r".*(?:[,;:.!?()]|\b(?:but|and|so|then)\b)", re.IGNORECASE | re.DOTALL)
 _BEST_ON = re.compile(
     r"\bbest\b(?:\s+\w+){0,4}?\s+on\s+(?:[\w\s-]{1,60}?\s+on\s+)?"
     r"(?P<dataset>[A-Z][\w-]*(?:\s+[A-Z0-9][\w.-]*){0,7})",
@@ -116,26 +125,28 @@ def constraints_from_request(request: str) -> dict[str, Any]:
 
 def _licenses(request: str) -> list[str]:
     """Licence ids the request allows: "licence must be X or Y", or licences named as what
-    the models must have ("use only Apache-2.0 models"), each unless the words exclude it
-    ("no GPL models", "anything except CC BY-NC ones")."""
-    # Imported here: the index package loads faiss, which planning alone does not need.
+    the models must have ("use only Apache-2.0 models", see ``_LICENSED_MODELS``), each
+    unless its phrase excludes it ("avoid using GPL models")."""
+    lists = []
+    for pattern in (_LICENSE, *_LICENSED_MODELS):
+        for m in pattern.finditer(request):
+            phrase = request[max(0, m.start() - 80) : m.start()]
+            if cut := _PHRASE_START.match(phrase):
+                phrase = phrase[cut.end() :]
+            if not _NEGATION.search(phrase):
+                lists.append(m.group("list"))
+    if not lists:
+        return []
+    # Imported only now: the index package loads faiss, which planning alone does not need.
     from graph_agent.retrieval_index.licenses import KNOWN_IDS, OTHER, UNKNOWN, normalize_license
 
     found: list[str] = []
-    for pattern in (_LICENSE, _LICENSED_MODELS):
-        for m in pattern.finditer(request):
-            before = re.split(r"[.?!;]", request[max(0, m.start() - _WINDOW) : m.start()])[-1]
-            if _NEGATION.search(before):
-                continue
-            if pattern is _LICENSED_MODELS and not (
-                _CUE_BEFORE.search(before) or _CUE_AFTER.match(request, m.end())
-            ):
-                continue
-            for name in re.split(_LIST_SEP, m.group("list")):
-                license_id = normalize_license(name)
-                # "the license terms matter" names no licence: only known ids count.
-                if license_id in KNOWN_IDS - {OTHER, UNKNOWN} and license_id not in found:
-                    found.append(license_id)
+    for names in lists:
+        for name in re.split(_LIST_SEP, names):
+            license_id = normalize_license(name)
+            # "the license terms matter" names no licence: only known ids count.
+            if license_id in KNOWN_IDS - {OTHER, UNKNOWN} and license_id not in found:
+                found.append(license_id)
     return found
 
 
