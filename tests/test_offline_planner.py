@@ -219,6 +219,14 @@ def test_no_task_and_empty_requests_are_clear_errors():
     for request in ("hmm, well", "fly me to Rome", "asdf qwerty", "hjkl zxcv"):
         with pytest.raises(RequestError, match="Could not find a task"):
             plan_offline(request, {})
+    # Words the vocabulary splits into pieces are still read when the classifier is sure,
+    # or when the request names a file.
+    for request, task in [
+        ("transcribe it", "automatic-speech-recognition"),
+        ("asr a.wav", "automatic-speech-recognition"),
+        ("traduis ce texte en anglais", "translation"),
+    ]:
+        assert [s.task for s in plan_offline(request, {}).subtasks] == [task], request
 
 
 #: Errands no model here can run, none of them a training seed: ours, and 13 of 40 a helper

@@ -59,6 +59,12 @@ NEXT_STEP_MIN_PROB = 0.1
 #: classifier gives that task at least this probability ("what's in photo.jpg?").
 FALLBACK_MIN_PROB = 0.15
 
+#: A request that names no file and none of whose words the encoder's vocabulary holds
+#: whole ("asdf qwerty") is refused unless the classifier gives some task at least this
+#: probability: "transcribe it" or "traduis ce texte" split into word pieces too, and are
+#: read with confidence.
+MASHING_MAX_PROB = 0.3
+
 
 @functools.lru_cache(maxsize=2)
 def _detector(models_dir: str) -> TaskDetector | None:
@@ -92,13 +98,18 @@ def detect_tasks(
     det = detector(models_dir)
     if det is None:
         return [_lexical(c.text) for c in clauses], []
-    if det.encoder.unreadable(request):  # keyboard mashing: no task to guess
-        return [NONE] * len(clauses), []
     probs, implied = det.detect(request, [(c.start, c.end) for c in clauses])
+    task_cols = [i for i, lab in enumerate(det.labels) if lab != NONE]
+    if (
+        probs.size
+        and probs[:, task_cols].max() < MASHING_MAX_PROB
+        and det.encoder.unreadable(request)
+        and not files_named_in(request)
+    ):
+        return [NONE] * len(clauses), []  # keyboard mashing: no task to guess
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _next_steps(labels, probs, clauses, det.labels)
     if clauses and all(label == NONE for label in labels):
-        task_cols = [i for i, lab in enumerate(det.labels) if lab != NONE]
         sub = probs[:, task_cols]
         row, col = np.unravel_index(int(sub.argmax()), sub.shape)
         if sub[row, col] >= FALLBACK_MIN_PROB:

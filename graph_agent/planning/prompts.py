@@ -14,6 +14,8 @@ the report show as they are.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 _MEDIUM = (
@@ -23,7 +25,7 @@ _MEDIUM = (
 )
 _SHOWS = (
     r"(?:of|showing|depicting|capturing|illustrating|featuring|portraying|representing|"
-    r"embodying|showcasing|displaying|about)"
+    r"embodying|showcasing|displaying|about|with)"
 )
 _SHOWS_VERB = (
     r"(?:shows?|depicts?|captures?|illustrates?|features?|portrays?|represents?|embodies|"
@@ -36,9 +38,12 @@ _AFTER_MEDIUM = re.compile(
 )
 #: ... or, when no medium is named with it, after a verb that depicts ("draw a cat").
 _AFTER_VERB = re.compile(r"\b(?:draw|paint|sketch|depict|animate)\s+(?:me\s+)?(?=\S)", re.I)
-#: A subject that is only a pointer to something said or made elsewhere.
+#: A subject that is only a pointer to something said or made elsewhere, or that names
+#: how to make the picture rather than what it shows ("an image with stable diffusion").
 _POINTS_BACK = re.compile(
-    r"(?:it|this|that|these|those|them|such|said|its|their|our|my|your|what|what's|"
+    r"(?:stable\s+diffusion|dall-?e|midjourney|(?:an?|the|my|your)\s+(?:\w+\s+)?"
+    r"(?:model|tool|api|resolution)|(?:high|low|better|good|best)\s+(?:resolution|quality)|"
+    r"it|this|that|these|those|them|such|said|its|their|our|my|your|what|what's|"
     r"whatever|the\s+(?:above|same|result|output|summary|text|description|caption|answer|"
     r"transcript(?:ion)?|translation|narrat\w+|story|information|details|content|data|"
     r"findings|emotion|classification|categori[sz]ation|objects?|image|picture|photo|scene|"
@@ -49,19 +54,20 @@ _POINTS_BACK = re.compile(
 _TRAILING = re.compile(
     r"(?<![\s,])(?:[\s,]+(?:for me|please|for us|if possible))+\s*$", re.IGNORECASE
 )
-#: A sentence that asks, thanks or goes on to the next step rather than says more about
-#: the content.
-_ASIDE = re.compile(
-    r"\?|\b(?:can|could|would|will)\s+you\b|\bplease\b|\bthanks?\b|\bthank you\b|"
-    r"^\W*(?:tell me|let me know)\W*$|"
-    r"^\W*(?:then|and then|after that|afterwards|next|also|finally|lastly)\b",
+#: A following sentence that says more about the picture ("Make it snowy at night").
+_MORE_ABOUT_IT = re.compile(
+    r"\W*(?:(?:make|have|give|keep|set)\s+it|it\s+(?:should|must|needs|has)|with|add|include|"
+    r"in\s+(?:the|a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+style|style|colou?rs?|the\s+background|"
+    r"the\s+sky|the\s+lighting)\b",
     re.IGNORECASE,
 )
 #: Stops that do not end a sentence ("Dr. Smith", "cats vs. dogs", "e.g. apples").
 _ABBREVIATIONS = frozenset(
     {"dr", "mr", "mrs", "ms", "prof", "st", "mt", "jr", "sr", "vs", "etc", "e.g", "i.e", "no"}
 )
-_STOP = re.compile(r"[.?!;]+(?=\s+[A-Z0-9\"'(]|\s*$)")
+#: A "?" or "!" ends a sentence before a space; a "." or ";" only before a capital (or the
+#: end). The look-behind starts a match only at the first mark of a run, keeping it linear.
+_STOP = re.compile(r"(?<![.?!;])(?:[.;]*[?!][.?!;]*(?=\s|$)|[.;]+(?=\s+[A-Z0-9\"'(]|\s*$))")
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -70,7 +76,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
     spans, start = [], 0
     for stop in _STOP.finditer(text):
         before = text[max(start, stop.start() - 8) : stop.start()].split()  # the last word
-        if before and before[-1].lower().rstrip(".") in _ABBREVIATIONS:
+        ends_on_dot = not ({"?", "!"} & set(stop.group()))
+        if ends_on_dot and before and before[-1].lower().rstrip(".") in _ABBREVIATIONS:
             continue
         spans.append((start, stop.end()))
         start = stop.end()
@@ -79,14 +86,19 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _rest_of(text: str, at: int) -> str:
-    """From ``at`` to the end of its sentence, and on through the sentences after it that
-    say more rather than ask or thank ("... in the woods. Make it snowy.")."""
-    spans = sentences(text)
-    i = next((k for k, (_, end) in enumerate(spans) if at < end), len(spans) - 1)
+_MAX_TRIES = 8
+
+
+def _rest_of(text: str, spans: list[tuple[int, int]], at: int) -> str:
+    """From ``at`` to the end of its sentence (``spans``: ``sentences(text)``), and on
+    through the sentences after it that say more about the picture ("... in the woods.
+    Make it snowy.")."""
+    i = bisect.bisect_right(spans, (at, len(text) + 1)) - 1  # the sentence holding ``at``
+    if i < 0:
+        return text[at:]
     parts = [text[at : spans[i][1]]]
-    for start, end in spans[i + 1 :]:
-        if _ASIDE.search(text[start:end]):
+    for start, end in itertools.islice(spans, i + 1, None):
+        if not _MORE_ABOUT_IT.match(text, start):
             break
         parts.append(text[start:end])
     return " ".join(p.strip() for p in parts)
@@ -94,10 +106,13 @@ def _rest_of(text: str, at: int) -> str:
 
 def depicted(text: str) -> str | None:
     """The subject a picture or video request describes, or None when it names none."""
-    starts = [m.end() for m in _AFTER_MEDIUM.finditer(text)]
-    starts += [m.end() for m in _AFTER_VERB.finditer(text)]
+    # The first few of each kind: a subject is named early, and each try reads to the end
+    # of its sentence (trying every start of a long text would take quadratic time).
+    starts = [m.end() for m in itertools.islice(_AFTER_MEDIUM.finditer(text), _MAX_TRIES)]
+    starts += [m.end() for m in itertools.islice(_AFTER_VERB.finditer(text), _MAX_TRIES)]
+    spans = sentences(text) if starts else []
     for at in starts:
-        subject = _TRAILING.sub("", _rest_of(text, at).rstrip(" .?!;")).strip(" ,:'\"")
+        subject = _TRAILING.sub("", _rest_of(text, spans, at).rstrip(" .?!;")).strip(" ,:'\"")
         if len(subject.split()) >= 2 and not _POINTS_BACK.match(subject):
             return subject
     return None
@@ -128,10 +143,10 @@ _WRAPPER = re.compile(
 #: An embedded question in statement order that ends on its verb ("what color the bus is").
 _STATEMENT_ORDER = re.compile(
     r"(?P<wh>\w+(?:\s+\w+)?)\s+(?P<subject>(?:the|a|an|this|that|these|those|my|your|his|"
-    r"her|its|our|their)\b.+?)\s+(?P<verb>is|are|was|were)",
+    r"her|its|our|their)\b(?:(?!\b(?:is|are|was|were|and|or|what|who|where|how|which|when|"
+    r"why)\b).)+?)\s+(?P<verb>is|are|was|were)",
     re.IGNORECASE,
 )
-_COURTESY = re.compile(r"\W*(?:thanks|thank you|please|tell me|let me know)\W*$", re.IGNORECASE)
 
 
 def _direct(question: str) -> str:
@@ -143,10 +158,19 @@ def _direct(question: str) -> str:
     return question[0].upper() + question[1:] + "?"
 
 
+def _is_question(sentence: str) -> bool:
+    """A sentence that asks: "what ...", "is ...?" (not "could you ...?", which requests)."""
+    if sentence.endswith("?"):
+        return bool(_WH.match(sentence) or _AUX.match(sentence))
+    return bool(
+        _WH.match(sentence) and not _RELATIVE.match(sentence) and len(sentence.split()) >= 3
+    )
+
+
 def asked(text: str) -> str | None:
     """The question ``text`` asks, on its own ("Which location is closest to the finish
-    line?"), with any sentences after it that say more; None when no sentence of it is
-    or wraps a question."""
+    line?"), with any questions right after it; None when no sentence of it is or wraps a
+    question."""
     spans = sentences(text)
     for i, (start, end) in enumerate(spans):
         sentence = text[start:end].strip()
@@ -154,12 +178,14 @@ def asked(text: str) -> str | None:
         rest = sentence[wrapper.end() :] if wrapper else ""
         if wrapper and wrapper.end() and _WH.match(rest) and len(rest.split()) >= 3:
             question = _direct(rest)
-        elif sentence.endswith("?") and (_WH.match(sentence) or _AUX.match(sentence)):
-            question = sentence  # already a question of its own
-        elif _WH.match(sentence) and not _RELATIVE.match(sentence) and len(sentence.split()) >= 3:
+        elif _is_question(sentence):
             question = _direct(sentence)
         else:
             continue
-        more = [text[a:b].strip() for a, b in spans[i + 1 :]]
-        return " ".join([question, *(m for m in more if not _COURTESY.match(m))])
+        more = []
+        for start_, end_ in spans[i + 1 :]:
+            if not _is_question(following := text[start_:end_].strip()):
+                break
+            more.append(_direct(following))
+        return " ".join([question, *more])
     return None

@@ -39,6 +39,11 @@ ENCODER_DIR_NAME = "all-minilm-l6-v2"
 _MAX_TOKENS = 512
 
 
+#: Shorthands people type for tasks ("asr a.wav", "ocr img.png") that the encoder's
+#: vocabulary does not hold whole.
+_TASK_SHORTHANDS = frozenset({"asr", "stt", "tts", "ocr", "vqa", "ner", "nlp", "pos"})
+
+
 class DetectorUnavailableError(RuntimeError):
     """The embedding model or the trained weights are missing."""
 
@@ -70,10 +75,10 @@ class Encoder:
 
     def unreadable(self, text: str) -> bool:
         """Whether ``text`` has words of three or more letters and the model's vocabulary
-        holds none of them whole: "asdf qwerty" splits into word pieces only, and the
-        classifier's odds for text it cannot read mean nothing."""
+        holds none of them whole: "asdf qwerty" splits into word pieces only. Real words
+        can too ("transcribe", "wav"), so the planner also asks how sure the classifier is."""
         words = re.findall(r"[a-z]{3,}", text.lower())
-        return bool(words) and not any(w in self.vocabulary for w in words)
+        return bool(words) and not any(w in self.vocabulary or w in _TASK_SHORTHANDS for w in words)
 
     @functools.cached_property
     def vocabulary(self) -> frozenset[str]:
