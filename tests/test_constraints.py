@@ -44,7 +44,16 @@ from graph_agent.planning.constraints import constraints_from_request, target_la
         ("I'm not picky but use MIT models", {"licenses": ["mit"]}),
         ("I don't care about speed, only Apache-2.0 models", {"licenses": ["apache-2.0"]}),
         ("Pick an MIT-licensed model", {"licenses": ["mit"]}),
-        ("Make sure the model is MIT-licensed", {"licenses": ["mit"]}),
+        ("the model must be MIT-licensed", {"licenses": ["mit"]}),
+        # Excluded after the name, or asked about rather than asked for.
+        (
+            "Using Apache-2.0 models is fine but using GPL models is forbidden",
+            {"licenses": ["apache-2.0"]},
+        ),
+        ("Using GPL models is not allowed here", {}),
+        ("Use GPL models? No, use MIT models", {"licenses": ["mit"]}),
+        ("It's illegal for us to use GPL models", {}),
+        ("I'm unsure if MIT models are fine", {}),
         ("MIT or Apache only", {"licenses": ["mit", "apache-2.0"]}),
         # A licence's name that is not said of the models is no constraint.
         ("summarize the MIT press release", {}),
@@ -56,6 +65,10 @@ from graph_agent.planning.constraints import constraints_from_request, target_la
         ("Is my code compatible with the GPL license?", {}),
         ("Compare the MIT license with the GPL license", {}),
         ("Explain why MIT only admits few students", {}),
+        ("The model is MIT-licensed; caption photo.jpg", {}),  # says what is, asks nothing
+        ("Which models are GPL-licensed?", {}),
+        ('Translate "use only GPL models" into French', {}),  # quoted text is content
+        ("Use the MIT models of innovation to explain it", {}),
     ],
 )
 def test_constraints_stated_in_words(request_, expected):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph_agent.planning.clauses import QUOTED
+
 _SMALLEST = re.compile(r"\b(smallest|as small as possible|tiniest|lightest)\b", re.IGNORECASE)
 #: Names in a list: "a, b", "a or b", "a, b, and c", "a and/or b" (at most eight names,
 #: which keeps matching linear on long text).
@@ -29,35 +31,43 @@ _LICENSE_NAME = (
 _LIST = rf"(?P<list>{_LICENSE_NAME}(?:{_LIST_SEP}{_LICENSE_NAME}){{0,7}})"
 _MODELS = r"(?:models?|weights|checkpoints|ones)"
 #: Licences named as what the models must have, in forms that say so and nothing else
-#: (a licence named any other way, "the MIT ones", "released under the MIT license", is
-#: no constraint: a wrong allow-list is worse than none, and ``graph-agent plan`` shows
-#: what was read). Each form captures the names as ``list``:
+#: (a licence named any other way, "the MIT ones", "released under the MIT license", "the
+#: model is MIT-licensed", is no constraint: a wrong allow-list is worse than none, and
+#: ``graph-agent plan`` shows what was read). Each form captures the names as ``list``:
 #: "use (only) Apache-2.0 models", "pick an MIT-licensed one", "stick to apache 2.0 or MIT
 #: weights"; "MIT or Apache only", "CC BY 4.0 models are fine"; "models under the MIT
 #: license", "the model must be MIT-licensed".
 _LICENSED_MODELS = tuple(
     re.compile(form, re.IGNORECASE)
     for form in (
-        r"\b(?:only|just|use|using|with|stick\s+to|limit(?:ed)?\s+to|restrict(?:ed)?\s+to|"
-        r"prefer|pick|choose|select|allow)\s+(?:only\s+|just\s+)?(?:an?\s+|the\s+)?"
+        r"\b(?:only|just|use|using|stick\s+to|limit(?:ed)?\s+to|restrict(?:ed)?\s+to|"
+        r"prefer|pick|choose|allow)\s+(?:only\s+|just\s+)?(?:an?\s+)?"
         rf"{_LIST}(?:[- ]licen[cs]ed\b|\s+{_MODELS}\b)",
         rf"\b{_LIST}(?:[- ]licen[cs]ed)?(?:\s+{_MODELS})?\s+"
-        r"(?:only\b(?=\s*(?:[,.;!?)]|$|please))|(?:is|are)\s+(?:fine|ok|okay|allowed|acceptable)\b)",
-        r"\bmodels?\s+(?:(?:that\s+)?(?:is|are|must\s+be|should\s+be)\s+)?(?:under|with)\s+"
+        r"(?:only\b(?=\s*(?:[,.;!?)]|$|please))|(?:is|are)\s+(?:fine|ok|okay|allowed)\b)",
+        r"\bmodels?\s+(?:(?:that\s+)?(?:must|should)\s+be\s+)?(?:under|with)\s+"
         rf"(?:an?\s+|the\s+)?{_LIST}\s+licen[cs]e\b",
-        rf"\bmodels?\s+(?:is|are|must\s+be|should\s+be)\s+{_LIST}(?:[- ]licen[cs]ed)?\b",
+        rf"\bmodels?\s+(?:must|should)\s+be\s+{_LIST}(?:[- ]licen[cs]ed)?\b",
     )
 )
 #: Words that exclude what follows them in the same phrase ("avoid using GPL models",
-#: "don't use CC BY-NC ones", "use non-GPL models"): the phrase starts after the last
+#: "don't use CC BY-NC ones", "use non-GPL models", "it's illegal for us to use ...") or
+#: make it a doubt, not a rule ("I'm unsure if ..."): the phrase starts after the last
 #: punctuation or "but", "and", "so", "then".
 _NEGATION = re.compile(
     r"\b(?:no|not|never|except|avoid\w*|without|exclud\w*|don't|dont|can't|cannot|skip\w*|"
-    r"nothing|besides|instead|rather|other\s+than|ban\w*|forbid\w*|disallow\w*|prohibit\w*)"
-    r"\b|\bnon-$",
+    r"nothing|besides|instead|rather|other\s+than|ban\w*|forbid\w*|disallow\w*|prohibit\w*|"
+    r"illegal|risky|if|whether|unsure|wonder\w*)\b|\bnon-$",
     re.IGNORECASE,
 )
 _PHRASE_START = re.compile(r".*(?:[,;:.!?()]|\b(?:but|and|so|then)\b)", re.IGNORECASE | re.DOTALL)
+#: ... and words after it, before the phrase ends, that exclude it ("using GPL models is
+#: not allowed", "... is forbidden").
+_NEGATION_AFTER = re.compile(
+    r"\b(?:not|never|excluded|forbidden|banned|prohibited|disallowed|illegal|risky)\b|n't\b",
+    re.IGNORECASE,
+)
+_PHRASE_END = re.compile(r"[,;:.!?()]|\b(?:but|and|so|then)\b", re.IGNORECASE)
 _BEST_ON = re.compile(
     r"\bbest\b(?:\s+\w+){0,4}?\s+on\s+(?:[\w\s-]{1,60}?\s+on\s+)?"
     r"(?P<dataset>[A-Z][\w-]*(?:\s+[A-Z0-9][\w.-]*){0,7})",
@@ -126,14 +136,23 @@ def constraints_from_request(request: str) -> dict[str, Any]:
 def _licenses(request: str) -> list[str]:
     """Licence ids the request allows: "licence must be X or Y", or licences named as what
     the models must have ("use only Apache-2.0 models", see ``_LICENSED_MODELS``), each
-    unless its phrase excludes it ("avoid using GPL models")."""
+    unless its phrase excludes it ("avoid using GPL models", "using GPL models is not
+    allowed") or its sentence asks about it ("Use GPL models? No, ..."). Quoted text is
+    content, not a rule, and is not read."""
+    text = QUOTED.sub(lambda m: " " * len(m.group(0)), request)
     lists = []
     for pattern in (_LICENSE, *_LICENSED_MODELS):
-        for m in pattern.finditer(request):
-            phrase = request[max(0, m.start() - 80) : m.start()]
-            if cut := _PHRASE_START.match(phrase):
-                phrase = phrase[cut.end() :]
-            if not _NEGATION.search(phrase):
+        for m in pattern.finditer(text):
+            before = text[max(0, m.start() - 80) : m.start()]
+            if cut := _PHRASE_START.match(before):
+                before = before[cut.end() :]
+            after = text[m.end() : m.end() + 80]
+            if end := _PHRASE_END.search(after):
+                asks = end.group() == "?"
+                after = after[: end.start()]
+            else:
+                asks = False
+            if not (asks or _NEGATION.search(before) or _NEGATION_AFTER.search(after)):
                 lists.append(m.group("list"))
     if not lists:
         return []
