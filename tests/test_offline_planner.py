@@ -225,6 +225,7 @@ def test_no_task_and_empty_requests_are_clear_errors():
         ("transcribe it", "automatic-speech-recognition"),
         ("asr a.wav", "automatic-speech-recognition"),
         ("traduis ce texte en anglais", "translation"),
+        ("tldr pls", "summarization"),
     ]:
         assert [s.task for s in plan_offline(request, {}).subtasks] == [task], request
 

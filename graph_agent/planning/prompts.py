@@ -56,7 +56,7 @@ _TRAILING = re.compile(
 )
 #: A following sentence that says more about the picture ("Make it snowy at night").
 _MORE_ABOUT_IT = re.compile(
-    r"\W*(?:(?:make|have|give|keep|set)\s+it|it\s+(?:should|must|needs|has)|with|add|include|"
+    r"(?![^.?!]*\b(?:models?|licen[cs]\w*|smallest|api)\b)\W*(?:(?:make|have|give|keep|set)\s+it|it\s+(?:should|must|needs|has)|with|add|include|"
     r"in\s+(?:the|a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+style|style|colou?rs?|the\s+background|"
     r"the\s+sky|the\s+lighting)\b",
     re.IGNORECASE,
@@ -65,9 +65,10 @@ _MORE_ABOUT_IT = re.compile(
 _ABBREVIATIONS = frozenset(
     {"dr", "mr", "mrs", "ms", "prof", "st", "mt", "jr", "sr", "vs", "etc", "e.g", "i.e", "no"}
 )
-#: A "?" or "!" ends a sentence before a space; a "." or ";" only before a capital (or the
-#: end). The look-behind starts a match only at the first mark of a run, keeping it linear.
-_STOP = re.compile(r"(?<![.?!;])(?:[.;]*[?!][.?!;]*(?=\s|$)|[.;]+(?=\s+[A-Z0-9\"'(]|\s*$))")
+#: A "?" ends a sentence before a space; a ".", "!" or ";" only before a capital (or the
+#: end: "the Yahoo! logo" and "5! is 120" go on). The look-behind starts a match only at
+#: the first mark of a run, keeping it linear.
+_STOP = re.compile(r"(?<![.?!;])(?:[.!;]*\?[.?!;]*(?=\s|$)|[.!;]+(?=\s+[A-Z0-9\"'(]|\s*$))")
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -76,7 +77,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
     spans, start = [], 0
     for stop in _STOP.finditer(text):
         before = text[max(start, stop.start() - 8) : stop.start()].split()  # the last word
-        ends_on_dot = not ({"?", "!"} & set(stop.group()))
+        ends_on_dot = "?" not in stop.group()
         if ends_on_dot and before and before[-1].lower().rstrip(".") in _ABBREVIATIONS:
             continue
         spans.append((start, stop.end()))
@@ -87,6 +88,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 
 _MAX_TRIES = 8
+_SHOWN_LATER = re.compile(r"[^.?!]*?\b(?:of|showing|depicting)\b", re.IGNORECASE)
 
 
 def _rest_of(text: str, spans: list[tuple[int, int]], at: int) -> str:
@@ -108,7 +110,12 @@ def depicted(text: str) -> str | None:
     """The subject a picture or video request describes, or None when it names none."""
     # The first few of each kind: a subject is named early, and each try reads to the end
     # of its sentence (trying every start of a long text would take quadratic time).
-    starts = [m.end() for m in itertools.islice(_AFTER_MEDIUM.finditer(text), _MAX_TRIES)]
+    starts = [
+        m.end()
+        for m in itertools.islice(_AFTER_MEDIUM.finditer(text), _MAX_TRIES)
+        # "a drawing with crayons of a horse": what follows "with" is how, not what.
+        if not (m.group().rstrip().lower().endswith("with") and _SHOWN_LATER.match(text, m.end()))
+    ]
     starts += [m.end() for m in itertools.islice(_AFTER_VERB.finditer(text), _MAX_TRIES)]
     spans = sentences(text) if starts else []
     for at in starts:
@@ -124,6 +131,8 @@ _AUX = re.compile(
     r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)\b(?!\s+you\b)",
     re.IGNORECASE,
 )
+#: "What a mess." exclaims; it asks nothing.
+_EXCLAMATION = re.compile(r"what\s+an?\b", re.IGNORECASE)
 #: Question words that also open relative clauses ("which is a scan of ..."): without a
 #: question mark they ask nothing.
 _RELATIVE = re.compile(r"(?:which|who|whom|whose)\b", re.IGNORECASE)
@@ -152,7 +161,7 @@ _STATEMENT_ORDER = re.compile(
 def _direct(question: str) -> str:
     """An embedded question as one asked: capitalised, in question order when it ends on
     its verb ("what color the bus is" -> "What color is the bus?")."""
-    question = question.rstrip(" .?!")
+    question = " ".join(question.split()).rstrip(" .?!")  # single spaces: no backtracking
     if m := _STATEMENT_ORDER.fullmatch(question):
         question = f"{m['wh']} {m['verb']} {m['subject']}"
     return question[0].upper() + question[1:] + "?"
@@ -163,7 +172,10 @@ def _is_question(sentence: str) -> bool:
     if sentence.endswith("?"):
         return bool(_WH.match(sentence) or _AUX.match(sentence))
     return bool(
-        _WH.match(sentence) and not _RELATIVE.match(sentence) and len(sentence.split()) >= 3
+        _WH.match(sentence)
+        and not _RELATIVE.match(sentence)
+        and not _EXCLAMATION.match(sentence)
+        and len(sentence.split()) >= 3
     )
 
 

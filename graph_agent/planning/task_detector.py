@@ -41,7 +41,7 @@ _MAX_TOKENS = 512
 
 #: Shorthands people type for tasks ("asr a.wav", "ocr img.png") that the encoder's
 #: vocabulary does not hold whole.
-_TASK_SHORTHANDS = frozenset({"asr", "stt", "tts", "ocr", "vqa", "ner", "nlp", "pos"})
+_TASK_SHORTHANDS = frozenset({"asr", "stt", "tts", "ocr", "vqa", "ner", "nlp", "pos", "tldr"})
 
 
 class DetectorUnavailableError(RuntimeError):
@@ -77,6 +77,8 @@ class Encoder:
         """Whether ``text`` has words of three or more letters and the model's vocabulary
         holds none of them whole: "asdf qwerty" splits into word pieces only. Real words
         can too ("transcribe", "wav"), so the planner also asks how sure the classifier is."""
+        if not text.isascii():  # "översätt texten": a language the vocabulary barely covers
+            return False
         words = re.findall(r"[a-z]{3,}", text.lower())
         return bool(words) and not any(w in self.vocabulary or w in _TASK_SHORTHANDS for w in words)
 
