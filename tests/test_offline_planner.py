@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from scaling import grows_linearly
 
 from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind
@@ -431,3 +432,9 @@ def test_a_question_step_is_asked_the_question_not_the_request_around_it():
     plan = plan_offline("In street.jpg, can you help me figure out what color the bus is?", {})
     vqa = [s for s in plan.subtasks if s.task == "visual-question-answering"]
     assert [s.args for s in vqa] == [{"image": "street.jpg", "question": "What color is the bus?"}]
+
+
+def test_splitting_ten_times_the_text_takes_about_ten_times_as_long():
+    # A run of 20,000 spaces before "is holding" took 28 s: every space of the run started a
+    # try at a connective ("... then ...").
+    assert grows_linearly(split_clauses, lambda n: "tell me what the man" + " " * 2000 * n + "is")

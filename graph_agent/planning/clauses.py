@@ -22,8 +22,10 @@ QUOTED = re.compile(r"\"([^\"]{2,})\"|“([^”]{2,})”|(?<!\w)'((?:[^']|(?<=\w
 _BOUNDARY = re.compile(
     r"(?:[.!?][\"'”’]?(?=\s|$)|;|:(?=\s)|\n)\s*"
     r"|,\s*(?:(?:and\s+)?(?:then|also|after that|afterwards|finally)\b\s*,?\s*|and\s+)?"
-    r"|\s+(?:and\s+)?(?:then|after that|afterwards|followed by|before that)\s+"
-    r"|\s+and\s+(?:also\s+)?",
+    # "(?<!\s)": a connective's leading space starts at the first of a run, or a long run
+    # of spaces would be tried from every position (quadratic).
+    r"|(?<!\s)\s+(?:and\s+)?(?:then|after that|afterwards|followed by|before that)\s+"
+    r"|(?<!\s)\s+and\s+(?:also\s+)?",
     re.IGNORECASE,
 )
 
