@@ -56,7 +56,9 @@ _TRAILING = re.compile(
 )
 #: A following sentence that says more about the picture ("Make it snowy at night").
 _MORE_ABOUT_IT = re.compile(
-    r"(?![^.?!]*\b(?:models?|licen[cs]\w*|smallest|api)\b)\W*(?:(?:make|have|give|keep|set)\s+it|it\s+(?:should|must|needs|has)|with|add|include|"
+    # ... and not about the model ("With the smallest model please").
+    r"(?![^.?!]*\b(?:models?|licen[cs]\w*|smallest|api)\b)"
+    r"\W*(?:(?:make|have|give|keep|set)\s+it|it\s+(?:should|must|needs|has)|with|add|include|"
     r"in\s+(?:the|a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+style|style|colou?rs?|the\s+background|"
     r"the\s+sky|the\s+lighting)\b",
     re.IGNORECASE,
@@ -72,8 +74,8 @@ _STOP = re.compile(r"(?<![.?!;])(?:[.!;]*\?[.?!;]*(?=\s|$)|[.!;]+(?=\s+[A-Z0-9\"
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of ``text``: a stop ends one only before a capital
-    (or the end), and not after an abbreviation."""
+    """``(start, end)`` of each sentence of ``text`` (see ``_STOP``); a "." after an
+    abbreviation ends none."""
     spans, start = [], 0
     for stop in _STOP.finditer(text):
         before = text[max(start, stop.start() - 8) : stop.start()].split()  # the last word
