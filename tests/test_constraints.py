@@ -21,6 +21,9 @@ from graph_agent.planning.constraints import constraints_from_request, target_la
         ("apache 2.0 or MIT weights only", {"licenses": ["apache-2.0", "mit"]}),
         ("CC BY-NC 4.0 models are fine", {"licenses": ["cc-by-nc-4.0"]}),
         ("the licence must be apache-2.0 or mit", {"licenses": ["apache-2.0", "mit"]}),
+        ("licence must be CC BY 4.0 or GPL v3", {"licenses": ["cc-by-4.0", "gpl-3.0"]}),
+        ("license: MIT please", {"licenses": ["mit"]}),
+        ("Summarize report.txt; its license is GPL v3", {}),  # what the file has
         ("caption it with a model under 100M parameters", {"max_parameters": 100_000_000}),
         (
             "use MIT, Apache-2.0, and BSD-3-Clause models",
@@ -82,7 +85,7 @@ def test_the_output_language_is_read_from_in_or_into():
 
 
 @pytest.mark.parametrize(
-    "unit", ["mit or ", "mit, ", "best on a ", "licence is a, ", "use mit ", "not "]
+    "unit", ["mit or ", "mit, ", "best on a ", "licence: a, ", "use mit ", "not "]
 )
 def test_reading_ten_times_the_text_takes_about_ten_times_as_long(unit):
     # Unbounded lists made these quadratic: 20,000 characters of "mit or " took 4 s.

@@ -16,9 +16,13 @@ _SMALLEST = re.compile(r"\b(smallest|as small as possible|tiniest|lightest)\b", 
 #: Names in a list: "a, b", "a or b", "a, b, and c", "a and/or b" (at most eight names,
 #: which keeps matching linear on long text).
 _LIST_SEP = r"\s*(?:,\s*)?(?:\band/or\b|\bor\b|\band\b|,|/)\s*"
+#: One licence as written after "licence:": a word and the parts some names go on with
+#: ("CC BY 4.0", "GPL v3", "Apache License 2.0"). "Its licence is GPL" says what a file
+#: has, not what the models must have, and is not read.
+_LICENSE_WORDS = r"[\w.+-]+(?:[ \t]+(?:by|nc|sa|nd|license|licence|version|v?\d+(?:\.\d+)?)\b){0,4}"
 _LICENSE = re.compile(
-    r"\blicen[cs]es?\b(?:\s+(?:must|should|has to|have to|need to)\s+be|\s*(?:is|:|=|of))?\s+"
-    rf"(?P<list>[\w.+-]+(?:{_LIST_SEP}[\w.+-]+){{0,7}})",
+    r"\blicen[cs]es?\b(?:\s+(?:must|should|has to|have to|need to)\s+be|\s*[:=])\s*"
+    rf"(?P<list>{_LICENSE_WORDS}(?:{_LIST_SEP}{_LICENSE_WORDS}){{0,7}})",
     re.IGNORECASE,
 )
 #: A licence written by name ("Apache-2.0", "MIT", "CC BY-NC 4.0", "GPLv3"). Model families
