@@ -1,8 +1,11 @@
 """Model constraints stated in the request itself, as HIVE users state them.
 
-"use the smallest possible model", "licence must be apache-2.0 or mit", "the best model on
-Common Voice English" become the same constraints the API accepts. Constraints passed
-explicitly win over what is read from the words.
+"use the smallest possible model", "use only Apache-2.0 models", "licence must be
+apache-2.0 or mit", "the best model on Common Voice English" become the same constraints the
+API accepts. Constraints passed explicitly win over what is read from the words. Licences
+are read only where the words ask for them, not where they are named, excluded or asked
+about (see ``_LICENSED_MODELS``): an allow-list the user did not mean would rule out the
+models they wanted.
 """
 
 from __future__ import annotations
