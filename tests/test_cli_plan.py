@@ -100,6 +100,24 @@ def test_unsure_request_on_a_recording_reads_it_as_audio(capsys, wav):
     assert '"audio": "meeting.wav"' in out
 
 
+def test_a_file_the_request_names_is_planned_by_its_name_without_input(capsys):
+    # Planning opens nothing: as with --batch, the name says the kind. stdout stays the plan.
+    request = "transcribe meeting.wav then translate it into German"
+    assert main(["plan", request, "--json"]) == EXIT_OK
+    captured = capsys.readouterr()
+    plan = json.loads(captured.out)
+    assert [s["task"] for s in plan["subtasks"]] == ["automatic-speech-recognition", "translation"]
+    assert plan["subtasks"][0]["args"] == {"audio": "meeting.wav"}
+    assert "meeting.wav is not given with --input: planned as audio by its name" in (
+        " ".join(captured.err.split())
+    )
+
+
+def test_a_file_given_with_input_is_read_not_judged_by_name(capsys, wav):
+    assert main(["plan", "transcribe meeting.wav", "-i", str(wav)]) == EXIT_OK
+    assert "not given with --input" not in capsys.readouterr().err
+
+
 def test_invalid_plan_is_a_usage_error(capsys, wav):
     code = main(["plan", "estimate the depth of meeting.wav", "-i", str(wav)])
     captured = capsys.readouterr()

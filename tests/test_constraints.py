@@ -58,6 +58,10 @@ from graph_agent.planning.constraints import constraints_from_request, target_la
         ("It's illegal for us to use GPL models", {}),
         ("I'm unsure if MIT models are fine", {}),
         ("MIT or Apache only", {"licenses": ["mit", "apache-2.0"]}),
+        # Allowed only somewhere else is no rule here; "but not" another licence still is.
+        ("GPL models are fine for research but not for our product", {}),
+        ("Use only MIT models, but not in production", {}),
+        ("MIT models are fine, but not GPL ones", {"licenses": ["mit"]}),
         # A licence's name that is not said of the models is no constraint.
         ("summarize the MIT press release", {}),
         ("I study at MIT and need a short summary", {}),

@@ -151,7 +151,6 @@ def _print_result(final: dict[str, Any], as_json: bool, png: bool = False) -> in
     return EXIT_STEP_FAILED if report.get("failures") else EXIT_OK
 
 
-#: File-like names in a batch request ("example.jpg", 'notes.txt'): inputs by their suffix.
 #: What one ``plan --batch`` line holds when a request cannot be planned (plus ``error``).
 _EMPTY_TASKBENCH: dict[str, list[Any]] = {"task_nodes": [], "task_links": [], "task_steps": []}
 
@@ -172,8 +171,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Plan one request (or a batch of them) and print the validated plan; run nothing."""
     if args.batch is not None:
         return _plan_batch(args)
+    from rich.markup import escape
+
     from graph_agent.errors import RequestError
     from graph_agent.inputs import input_types
+    from graph_agent.planning.batch import inputs_named_in
     from graph_agent.planning.constraints import stated_constraints
     from graph_agent.planning.offline import plan_offline
     from graph_agent.planning.plan import PlanError, validate
@@ -186,11 +188,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     inputs = parse_inputs(args.input)
     try:
         types = input_types(inputs)
+        # Planning opens nothing, so a file the request names and --input does not give is
+        # planned by the kind its name says, as ``--batch`` does; ``run`` needs the file.
+        by_name = {n: k for n, k in inputs_named_in(args.request).items() if n not in types}
+        types |= by_name
         plan = validate(plan_offline(args.request, types), types)
     except (RequestError, PlanError) as exc:
         raise UsageError(str(exc)) from exc
     fmt = args.format or "native"
     stated = stated_constraints(args.request, [s.task for s in plan.subtasks])
+    for name, kind in by_name.items():
+        console.print(
+            f"[yellow]note[/yellow] {escape(name)} is not given with --input: planned as {kind}"
+            f" by its name (to run the plan, give --input {escape(name)}=PATH)"
+        )
     for repair in plan.repairs:
         console.print(f"[yellow]repaired[/yellow] {repair}")
     if args.json or fmt != "native":
@@ -295,14 +306,14 @@ def _add_checkpoint_uri(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_input(parser: argparse.ArgumentParser) -> None:
+def _add_input(parser: argparse.ArgumentParser, note: str = "") -> None:
     parser.add_argument(
         "--input",
         "-i",
         action="append",
         default=[],
         metavar="NAME=PATH",
-        help="an input file; NAME is how the request refers to it",
+        help="an input file; NAME is how the request refers to it" + note,
     )
 
 
@@ -356,7 +367,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Plan a request and print the validated plan; nothing runs.",
     )
     plan.add_argument("request", nargs="?", default="", help="what to do, in plain language")
-    _add_input(plan)
+    _add_input(plan, " (optional: a file the request names is otherwise judged by its name)")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument(
         "--format",

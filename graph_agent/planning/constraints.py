@@ -75,6 +75,12 @@ _NEGATION_AFTER = re.compile(
     re.IGNORECASE,
 )
 _PHRASE_END = re.compile(r"[,;:.!?()]|\b(?:but|and|so|then)\b", re.IGNORECASE)
+#: "... but not for our product", "... but not in production": the allowance holds only
+#: somewhere else, so it is no rule for this request ("MIT is fine, but not GPL" still is).
+_BUT_NOT_HERE = re.compile(
+    r"\s*(?:,\s*)?\bbut\s+not\s+(?:for|in|on|at|when|if|with|during|as|inside|within)\b",
+    re.IGNORECASE,
+)
 _BEST_ON = re.compile(
     r"\bbest\b(?:\s+\w+){0,4}?\s+on\s+(?:[\w\s-]{1,60}?\s+on\s+)?"
     r"(?P<dataset>[A-Z][\w-]*(?:\s+[A-Z0-9][\w.-]*){0,7})",
@@ -144,7 +150,8 @@ def _licenses(request: str) -> list[str]:
     """Licence ids the request allows: "licence must be X or Y", or licences named as what
     the models must have ("use only Apache-2.0 models", see ``_LICENSED_MODELS``), each
     unless its phrase excludes it ("avoid using GPL models", "using GPL models is not
-    allowed") or its sentence asks about it ("Use GPL models? No, ..."). Quoted text is
+    allowed"), its sentence asks about it ("Use GPL models? No, ...") or it holds only
+    elsewhere ("... are fine for research but not for our product"). Quoted text is
     content, not a rule, and is not read."""
     text = QUOTED.sub(lambda m: " " * len(m.group(0)), request)
     lists = []
@@ -155,11 +162,12 @@ def _licenses(request: str) -> list[str]:
                 before = before[cut.end() :]
             after = text[m.end() : m.end() + 80]
             if end := _PHRASE_END.search(after):
-                asks = end.group() == "?"
+                # Asked about ("Use GPL models? No, ..."), or allowed only elsewhere.
+                no_rule = end.group() == "?" or bool(_BUT_NOT_HERE.match(after, end.start()))
                 after = after[: end.start()]
             else:
-                asks = False
-            if not (asks or _NEGATION.search(before) or _NEGATION_AFTER.search(after)):
+                no_rule = False
+            if not (no_rule or _NEGATION.search(before) or _NEGATION_AFTER.search(after)):
                 lists.append(m.group("list"))
     if not lists:
         return []
