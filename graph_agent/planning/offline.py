@@ -35,6 +35,7 @@ from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.linking import StepText, link
 from graph_agent.planning.plan import Plan
+from graph_agent.planning.request_language import looks_foreign
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
 from graph_agent.planning.vocabulary import TASKS, can_feed
 from graph_agent.tools.results import Modality
@@ -293,7 +294,13 @@ def plan_offline(
     steps = _add_implied(_add_translations(steps), implied, input_types)
     if not steps:
         hint = ""
-        if detector(models_dir) is None:  # only keyword matching was possible
+        if looks_foreign(request):
+            hint = (
+                " The request does not look like English, and the offline planner reads"
+                " English only: write it in English, or let a chat model plan (the"
+                " `planner` setting or `graph-agent run --planner`, e.g. openai:<model>)."
+            )
+        elif detector(models_dir) is None:  # only keyword matching was possible
             hint = (
                 " The task detector's embedding model is not installed, so only keywords"
                 " were matched: run `graph-agent models install`."
