@@ -86,6 +86,10 @@ def test_the_output_language_is_read_from_in_or_into():
     assert target_language("summarize it in French") == "French"
     assert target_language("translate the transcript into german") == "German"
     assert target_language("put it in writing") is None
+    # What a text is in is not where it goes: "into"/"to" first, else the last "in".
+    assert target_language("translate this German text to English") == "English"
+    assert target_language("the menu is in Japanese. What does it say in English?") == "English"
+    assert target_language("translate the Spanish notes into German, in Italian too") == "German"
 
 
 @pytest.mark.parametrize(

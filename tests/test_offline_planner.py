@@ -13,7 +13,7 @@ from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind
 from graph_agent.planning.clauses import Clause, split_clauses
 from graph_agent.planning.linking import OPEN_QUESTIONS
-from graph_agent.planning.offline import _next_steps, detector, plan_offline
+from graph_agent.planning.offline import _names_only, _next_steps, detector, plan_offline
 from graph_agent.planning.plan import validate
 from graph_agent.planning.task_detector import WEIGHTS
 
@@ -438,3 +438,39 @@ def test_splitting_ten_times_the_text_takes_about_ten_times_as_long():
     # A run of 20,000 spaces before "is holding" took 28 s: every space of the run started a
     # try at a connective ("... then ...").
     assert grows_linearly(split_clauses, lambda n: "tell me what the man" + " " * 2000 * n + "is")
+
+
+def test_a_clause_that_only_names_a_file_asks_for_nothing():
+    # "In photo.jpg" alone used to be read as a caption step; "Re" as sentence similarity.
+    plan = plan_offline("In photo.jpg, what is the man holding? Is it a phone?", {})
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        (
+            "visual-question-answering",
+            {"image": "photo.jpg", "question": "What is the man holding? Is it a phone?"},
+        )
+    ]
+    plan = plan_offline("Re: call.wav - can you summarize what they agreed on", {})
+    assert [s.task for s in validate(plan, {"call.wav": "audio"}).subtasks] == [
+        "automatic-speech-recognition",
+        "summarization",
+    ]
+
+
+def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_text():
+    request = (
+        "We're at a tiny place in Osaka and the menu is only in Japanese, I took a photo: "
+        "menu.jpg. What does it say in English?"
+    )
+    plan = validate(plan_offline(request, {}), {"menu.jpg": "image"})
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("image-to-text", {"image": "menu.jpg"}),
+        ("translation", {"text": "<node-0>", "target_language": "English"}),
+    ]
+    # A step that may want something else of the picture does not read it as text.
+    plan = plan_offline("I have photo.jpg. Write a poem about the sea", {})
+    assert [s.task for s in plan.subtasks] == ["text-generation"]
+    assert plan.subtasks[0].args["text"] != "photo.jpg"
+
+
+def test_names_only_check_grows_linearly():
+    assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")

@@ -99,6 +99,10 @@ def test_words_that_point_elsewhere_name_no_subject(words):
         ("what color is the car? i think it's red.", "What color is the car?"),
         ("What is 5! in math?", "What is 5! in math?"),
         ("what is the man holding? Use the smallest model", "What is the man holding?"),
+        # A yes/no question the clause splitter cut from its "?" still goes with it.
+        ("what is the man holding? is it a phone", "What is the man holding? Is it a phone?"),
+        ("what is the man holding? Is it a phone.", "What is the man holding?"),
+        ("what is the man holding? Do you know", "What is the man holding?"),
         # Reordered only when one subject ends on its verb; two questions keep their words.
         (
             "Tell me what the dog is doing and where the cat is",

@@ -190,8 +190,14 @@ def target_language(text: str) -> str | None:
     It becomes a translation step's ``target_language``, and a step that writes text "in
     French" without a translation step gets one (see ``offline.plan_offline``).
     """
-    m = _TARGET_LANGUAGE.search(text)
-    return m.group(1).capitalize() if m else None
+    found = list(_TARGET_LANGUAGE.finditer(text))
+    # "into German" and "to German" say where the text goes; "in Japanese" may say what it
+    # is in ("the menu is only in Japanese ... What does it say in English?"): the last
+    # "in" counts.
+    into = [m for m in found if m.group(0)[:3].lower() != "in "]
+    if into or found:
+        return (into[0] if into else found[-1]).group(1).capitalize()
+    return None
 
 
 def with_default_metric(best_on: str, tasks: list[str]) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from graph_agent.errors import RequestError
-from graph_agent.file_names import file_kind, files_named_in
+from graph_agent.file_names import FILE_NAME, file_kind, files_named_in
 from graph_agent.planning.clauses import QUOTED, Clause, split_clauses
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask
@@ -65,6 +65,21 @@ FALLBACK_MIN_PROB = 0.15
 #: probability: "transcribe it" or "traduis ce texte" split into word pieces too, and are
 #: read with confidence.
 MASHING_MAX_PROB = 0.3
+
+
+#: A clause of file names and words like these asks for nothing: "In photo.jpg, what is
+#: the man holding?" and "Re: call.wav - ..." name what the next clause works on.
+_NAMES_ONLY = re.compile(
+    r"[\W_]*(?:(?:in|on|for|from|with|about|regarding|re|see|attached|here|is|are|the|an?|"
+    r"this|my|our|your|files?|and|or|also)\b[\W_]*)*",
+    re.IGNORECASE,
+)
+
+
+def _names_only(text: str) -> bool:
+    """Whether ``text`` names files, or words like "Re", and says nothing else ("In
+    photo.jpg"): the classifier, given next to nothing, would guess."""
+    return any(c.isalpha() for c in text) and bool(_NAMES_ONLY.fullmatch(FILE_NAME.sub(" ", text)))
 
 
 @functools.lru_cache(maxsize=2)
@@ -109,6 +124,7 @@ def detect_tasks(
     ):
         return [NONE] * len(clauses), []  # keyboard mashing: no task to guess
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
+    labels = [NONE if _names_only(c.text) else lab for c, lab in zip(clauses, labels, strict=True)]
     _next_steps(labels, probs, clauses, det.labels)
     if clauses and all(label == NONE for label in labels):
         sub = probs[:, task_cols]

@@ -181,6 +181,16 @@ def _is_question(sentence: str) -> bool:
     )
 
 
+#: How a yes/no question opens that a statement rarely does ("Is it a phone").
+_YES_NO = re.compile(r"(?:is|are|was|were|does|do|did)\s+(?!you\b)\w+", re.IGNORECASE)
+
+
+def _cut_yes_no(sentence: str, last: bool) -> bool:
+    """A yes/no question that ends the text without its "?" (the clause splitter cut
+    it: "what is the man holding? Is it a phone | and ...")."""
+    return last and not sentence.endswith((".", "!")) and bool(_YES_NO.match(sentence))
+
+
 def asked(text: str) -> str | None:
     """The question ``text`` asks, on its own ("Which location is closest to the finish
     line?"), with any questions right after it; None when no sentence of it is or wraps a
@@ -198,7 +208,8 @@ def asked(text: str) -> str | None:
             continue
         more = []
         for start_, end_ in spans[i + 1 :]:
-            if not _is_question(following := text[start_:end_].strip()):
+            following = text[start_:end_].strip()
+            if not (_is_question(following) or _cut_yes_no(following, end_ == len(text))):
                 break
             more.append(_direct(following))
         return " ".join([question, *more])
