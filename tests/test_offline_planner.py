@@ -363,7 +363,13 @@ def test_a_request_longer_than_the_encoder_reads_is_still_planned():
 
 
 @pytest.mark.parametrize(
-    "name", ["human_requests.jsonl", "human_requests_blind.jsonl", "human_requests_blind2.jsonl"]
+    "name",
+    [
+        "human_requests.jsonl",
+        "human_requests_blind.jsonl",
+        "human_requests_blind2.jsonl",
+        "human_requests_blind3.jsonl",
+    ],
 )
 def test_our_human_sets_hold_valid_gold_plans(name):
     from graph_agent.evals.eval_planner import HUMAN
