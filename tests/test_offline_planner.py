@@ -480,3 +480,17 @@ def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_
 
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
+
+
+def test_a_similarity_step_compares_the_recording_its_words_name_with_the_quote():
+    request = (
+        "does the customer in call.wav basically say 'I want to cancel my subscription'? "
+        "a similarity score is enough"
+    )
+    plan = validate(plan_offline(request, {}), {"call.wav": "audio"})
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("automatic-speech-recognition", {"audio": "call.wav"}),
+        ("sentence-similarity", {"text": "<node-0>", "other": "I want to cancel my subscription"}),
+    ]
+    plan = plan_offline("how similar are draft_a.txt and draft_b.txt?", {})
+    assert plan.subtasks[0].args == {"text": "draft_a.txt", "other": "draft_b.txt"}

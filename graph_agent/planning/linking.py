@@ -135,6 +135,14 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
             elif position == 0 and _compares_earlier(step, quotes, out):
                 # "compare the summary with 'X'": the earlier output first, the quote second.
                 args[role] = _latest_text(step, out)
+            elif step.task == "sentence-similarity" and (
+                unread := _unread(_spoken_or_written(own, input_types), out, args)
+            ):
+                # "does the caller in call.wav say 'I want to cancel'?": the recordings and
+                # text files its words name are what is compared, before quotes (the
+                # validator puts speech recognition in front of a recording). Not pictures:
+                # on TaskBench a picture named beside it is mostly for another step.
+                args[role] = unread[0]
             elif position == 0 or (role == "text" and not args):
                 asks = any(r == "question" for r, _ in TASKS[step.task].roles)
                 args[role] = _first_text(
@@ -168,6 +176,16 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
             )
         )
     return out
+
+
+def _spoken_or_written(names: list[str], input_types: dict[str, str | None]) -> list[str]:
+    return [n for n in names if _kind(n, input_types) in ("audio", "text")]
+
+
+def _unread(names: list[str], done: list[Subtask], args: dict[str, object]) -> list[str]:
+    """Of ``names``, those no earlier step and no role of this step has read."""
+    read = {v for prev in done for v in prev.args.values()} | set(args.values())
+    return [n for n in names if n not in read]
 
 
 def _states_only(text: str) -> bool:
