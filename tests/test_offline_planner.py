@@ -472,6 +472,13 @@ def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_
         ("image-to-text", {"image": "menu.jpg"}),
         ("translation", {"text": "<node-0>", "target_language": "English"}),
     ]
+    plan = validate(
+        plan_offline("read clipping.jpg aloud for my dad", {}), {"clipping.jpg": "image"}
+    )
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("image-to-text", {"image": "clipping.jpg"}),
+        ("text-to-speech", {"text": "<node-0>"}),
+    ]
     # A step that may want something else of the picture does not read it as text.
     plan = plan_offline("I have photo.jpg. Write a poem about the sea", {})
     assert [s.task for s in plan.subtasks] == ["text-generation"]

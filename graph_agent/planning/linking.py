@@ -14,10 +14,11 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   the result") unless the clause opens a fresh branch ("also ...") and brings its own
   words; else an audio file the step's own words name and no earlier step read (the
   validator inserts speech recognition); else, for a task that can only mean the text
-  of a picture (translation, summarization, entity extraction), an image its words name
-  and no earlier step read (image-to-text goes in front); else a text file named earlier
-  or given as an input; else the clause itself (its words are the text to work on), or for a picture
-  or video what the clause says to show ("an image *of* a lighthouse in a storm");
+  of a picture (translation, summarization, entity extraction, reading aloud), an image
+  its words name and no earlier step read (image-to-text goes in front); else a text file
+  named earlier or given as an input; else the clause itself (its words are the text to
+  work on), or for a picture or video what the clause says to show ("an image *of* a
+  lighthouse in a storm");
 * further text roles (a question, a second text): a quote, else the clause; for a question
   role, the question the clause asks without its wrapper ("could you tell me which ..." ->
   "Which ...?"), and when the clause only says what there is ("I have a photo of a
@@ -60,8 +61,11 @@ _HOW = re.compile(
 GENERATIVE = frozenset({"text-generation", "text-to-image", "text-to-video", "conversational"})
 #: Generative tasks whose prompt is what to show, not an instruction (``prompts.depicted``).
 PICTURED = frozenset({"text-to-image", "text-to-video"})
-#: Text tasks that, given a picture, can only mean the text in it.
-READS_TEXT_OF_IMAGES = frozenset({"translation", "summarization", "token-classification"})
+#: Text tasks that, given a picture, can only mean the text in it ("read clipping.jpg
+#: aloud").
+READS_TEXT_OF_IMAGES = frozenset(
+    {"translation", "summarization", "token-classification", "text-to-speech"}
+)
 _LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNORECASE)
 #: How a clause that only says what there is begins ("I have a photo of a document,
 #: page.jpg"; "here's the scan"). With no question or request after the opening (``_ASKS``)
