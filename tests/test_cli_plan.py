@@ -116,6 +116,9 @@ def test_a_file_the_request_names_is_planned_by_its_name_without_input(capsys):
 def test_a_file_given_with_input_is_read_not_judged_by_name(capsys, wav):
     assert main(["plan", "transcribe meeting.wav", "-i", str(wav)]) == EXIT_OK
     assert "not given with --input" not in capsys.readouterr().err
+    # With inputs given, a name none of them has is still an error: likely a typo.
+    assert main(["plan", "transcribe rec.wav", "-i", str(wav)]) == EXIT_USAGE
+    assert "'rec.wav' is not one of the inputs" in " ".join(capsys.readouterr().err.split())
 
 
 def test_invalid_plan_is_a_usage_error(capsys, wav):

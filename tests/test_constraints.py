@@ -61,7 +61,16 @@ from graph_agent.planning.constraints import constraints_from_request, target_la
         # Allowed only somewhere else is no rule here; "but not" another licence still is.
         ("GPL models are fine for research but not for our product", {}),
         ("Use only MIT models, but not in production", {}),
+        ("GPL models are fine for research and testing, but not for our product", {}),
+        ("GPL models are fine for research, not for our product", {}),
         ("MIT models are fine, but not GPL ones", {"licenses": ["mit"]}),
+        # "But not" about something else leaves the rule standing.
+        ("Use only MIT models but not on the GPU", {"licenses": ["mit"]}),
+        ("use only MIT models, but not if a smaller one exists", {"licenses": ["mit"]}),
+        (
+            "summarize notes.txt with only Apache-2.0 models, but not in German",
+            {"licenses": ["apache-2.0"]},
+        ),
         # A licence's name that is not said of the models is no constraint.
         ("summarize the MIT press release", {}),
         ("I study at MIT and need a short summary", {}),
@@ -86,10 +95,15 @@ def test_the_output_language_is_read_from_in_or_into():
     assert target_language("summarize it in French") == "French"
     assert target_language("translate the transcript into german") == "German"
     assert target_language("put it in writing") is None
-    # What a text is in is not where it goes: "into"/"to" first, else the last "in".
+    # What a text is in is not where it goes.
     assert target_language("translate this German text to English") == "English"
-    assert target_language("the menu is in Japanese. What does it say in English?") == "English"
-    assert target_language("translate the Spanish notes into German, in Italian too") == "German"
+    assert (
+        target_language("the menu is only in Japanese. What does it say in English?") == "English"
+    )
+    assert target_language("Translate in French the letter.txt written in German") == "French"
+    assert target_language("translate in Spanish notes.txt, which I wrote in English") == "Spanish"
+    assert target_language("send the summary to English-speaking staff") is None
+    assert target_language("translate from French to English") == "English"
 
 
 @pytest.mark.parametrize(

@@ -446,7 +446,7 @@ def test_splitting_ten_times_the_text_takes_about_ten_times_as_long():
     assert grows_linearly(split_clauses, lambda n: "tell me what the man" + " " * 2000 * n + "is")
 
 
-def test_a_clause_that_only_names_a_file_asks_for_nothing():
+def test_a_clause_that_only_names_a_file_asks_for_nothing_before_the_first_step():
     # "In photo.jpg" alone used to be read as a caption step; "Re" as sentence similarity.
     plan = plan_offline("In photo.jpg, what is the man holding? Is it a phone?", {})
     assert [(s.task, s.args) for s in plan.subtasks] == [
@@ -455,6 +455,12 @@ def test_a_clause_that_only_names_a_file_asks_for_nothing():
             {"image": "photo.jpg", "question": "What is the man holding? Is it a phone?"},
         )
     ]
+    # After a step, such a clause is the same task on another file: each file gets a step.
+    for request, task in [
+        ("caption photo1.jpg and photo2.jpg", "image-to-text"),
+        ("Transcribe interview.mp3. Also the file interview2.mp3.", "automatic-speech-recognition"),
+    ]:
+        assert [s.task for s in plan_offline(request, {}).subtasks] == [task, task], request
     plan = plan_offline("Re: call.wav - can you summarize what they agreed on", {})
     assert [s.task for s in validate(plan, {"call.wav": "audio"}).subtasks] == [
         "automatic-speech-recognition",
@@ -479,10 +485,11 @@ def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_
         ("image-to-text", {"image": "clipping.jpg"}),
         ("text-to-speech", {"text": "<node-0>"}),
     ]
-    # A step that may want something else of the picture does not read it as text.
-    plan = plan_offline("I have photo.jpg. Write a poem about the sea", {})
-    assert [s.task for s in plan.subtasks] == ["text-generation"]
-    assert plan.subtasks[0].args["text"] != "photo.jpg"
+    # A picture named only before the first step is not read as text (on TaskBench it
+    # is mostly there for another step).
+    plan = plan_offline("I have example.jpg. Translate its classification into French", {})
+    assert [s.task for s in plan.subtasks] == ["translation"]
+    assert plan.subtasks[0].args["text"] != "example.jpg"
 
 
 def test_names_only_check_grows_linearly():

@@ -103,6 +103,12 @@ def test_words_that_point_elsewhere_name_no_subject(words):
         ("what is the man holding? is it a phone", "What is the man holding? Is it a phone?"),
         ("what is the man holding? Is it a phone.", "What is the man holding?"),
         ("what is the man holding? Do you know", "What is the man holding?"),
+        ("what is the man holding? Do not guess", "What is the man holding?"),
+        ("what is the man holding? Is fine if you are unsure", "What is the man holding?"),
+        (
+            "how many cars are there? are there any trucks",
+            "How many cars are there? Are there any trucks?",
+        ),
         # Reordered only when one subject ends on its verb; two questions keep their words.
         (
             "Tell me what the dog is doing and where the cat is",

@@ -188,16 +188,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
     inputs = parse_inputs(args.input)
     try:
         types = input_types(inputs)
-        # Planning opens nothing, so a file the request names and --input does not give is
-        # planned by the kind its name says, as ``--batch`` does; ``run`` needs the file.
-        by_name = {n: k for n, k in inputs_named_in(args.request).items() if n not in types}
+        # Planning opens nothing: with no --input at all, the files the request names are
+        # planned by the kind their names say, as ``--batch`` does (``run`` needs them).
+        # With inputs given, a name the request uses that none of them has stays an error
+        # ("'rec.wav' is not one of the inputs (inputs given: rec-17.wav)").
+        by_name = {} if inputs else inputs_named_in(args.request)
         types |= by_name
         plan = validate(plan_offline(args.request, types), types)
     except (RequestError, PlanError) as exc:
         raise UsageError(str(exc)) from exc
     fmt = args.format or "native"
     stated = stated_constraints(args.request, [s.task for s in plan.subtasks])
+    used = {v for step in plan.subtasks for v in step.args.values()}
     for name, kind in by_name.items():
+        if name not in used:  # named, but not planned on ("translate 'see a.jpg'")
+            continue
         console.print(
             f"[yellow]note[/yellow] {escape(name)} is not given with --input: planned as {kind}"
             f" by its name (to run the plan, give --input {escape(name)}=PATH)"
@@ -367,7 +372,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Plan a request and print the validated plan; nothing runs.",
     )
     plan.add_argument("request", nargs="?", default="", help="what to do, in plain language")
-    _add_input(plan, " (optional: a file the request names is otherwise judged by its name)")
+    _add_input(
+        plan,
+        " (optional: with none, the files the request names are judged by their names;"
+        " text, image and audio only)",
+    )
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument(
         "--format",

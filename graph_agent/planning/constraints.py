@@ -75,12 +75,18 @@ _NEGATION_AFTER = re.compile(
     re.IGNORECASE,
 )
 _PHRASE_END = re.compile(r"[,;:.!?()]|\b(?:but|and|so|then)\b", re.IGNORECASE)
-#: "... but not for our product", "... but not in production": the allowance holds only
-#: somewhere else, so it is no rule for this request ("MIT is fine, but not GPL" still is).
-_BUT_NOT_HERE = re.compile(
-    r"\s*(?:,\s*)?\bbut\s+not\s+(?:for|in|on|at|when|if|with|during|as|inside|within)\b",
+#: "... fine for research, but not for our product", "... not in production": the
+#: allowance holds only somewhere else, so it is no rule for this request. Only places and
+#: uses count: "only MIT models, but not with more than 1B parameters" and "... but not in
+#: German" still are rules.
+_ONLY_ELSEWHERE = re.compile(
+    r"(?:,\s*|\s+)(?:but\s+)?not\s+(?:for|in|on|at|during|within|inside)\s+"
+    r"(?:(?:our|my|the|a|any|your|their)\s+)?"
+    r"(?:products?|production|prod|commercial|business|company|customers?|clients?|"
+    r"deploy\w*|releases?|apps?|services?|work|shipping|launch)\b",
     re.IGNORECASE,
 )
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
 _BEST_ON = re.compile(
     r"\bbest\b(?:\s+\w+){0,4}?\s+on\s+(?:[\w\s-]{1,60}?\s+on\s+)?"
     r"(?P<dataset>[A-Z][\w-]*(?:\s+[A-Z0-9][\w.-]*){0,7})",
@@ -126,7 +132,13 @@ LANGUAGES = [
     "Persian",
     "Swahili",
 ]
-_TARGET_LANGUAGE = re.compile(r"\b(?:in|into|to)\s+(" + "|".join(LANGUAGES) + r")\b", re.IGNORECASE)
+#: Not "written in German", "the menu is only in Japanese" (what the text is in), nor "to
+#: English-speaking colleagues".
+_TARGET_LANGUAGE = re.compile(
+    r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bonly )(?<!\bwritten )(?<!\bwrote )(?<!\bspoken )"
+    r"(?<!\brecorded )(?<!\bit's )\b(?:in|into|to)\s+(" + "|".join(LANGUAGES) + r")\b(?!-)",
+    re.IGNORECASE,
+)
 #: The metric "best" means for a task when the request names only a dataset.
 DEFAULT_METRIC = {"automatic-speech-recognition": "wer"}
 
@@ -161,12 +173,15 @@ def _licenses(request: str) -> list[str]:
             if cut := _PHRASE_START.match(before):
                 before = before[cut.end() :]
             after = text[m.end() : m.end() + 80]
+            # Allowed only elsewhere, in the rest of its sentence (within 200 characters:
+            # reading stays linear however many licences a long text names).
+            rest = text[m.end() : m.end() + 200]
+            if sentence_end := _SENTENCE_END.search(rest):
+                rest = rest[: sentence_end.start()]
+            no_rule = bool(_ONLY_ELSEWHERE.search(rest))
             if end := _PHRASE_END.search(after):
-                # Asked about ("Use GPL models? No, ..."), or allowed only elsewhere.
-                no_rule = end.group() == "?" or bool(_BUT_NOT_HERE.match(after, end.start()))
+                no_rule |= end.group() == "?"  # asked about: "Use GPL models? No, ..."
                 after = after[: end.start()]
-            else:
-                no_rule = False
             if not (no_rule or _NEGATION.search(before) or _NEGATION_AFTER.search(after)):
                 lists.append(m.group("list"))
     if not lists:
@@ -190,14 +205,8 @@ def target_language(text: str) -> str | None:
     It becomes a translation step's ``target_language``, and a step that writes text "in
     French" without a translation step gets one (see ``offline.plan_offline``).
     """
-    found = list(_TARGET_LANGUAGE.finditer(text))
-    # "into German" and "to German" say where the text goes; "in Japanese" may say what it
-    # is in ("the menu is only in Japanese ... What does it say in English?"): the last
-    # "in" counts.
-    into = [m for m in found if m.group(0)[:3].lower() != "in "]
-    if into or found:
-        return (into[0] if into else found[-1]).group(1).capitalize()
-    return None
+    m = _TARGET_LANGUAGE.search(text)
+    return m.group(1).capitalize() if m else None
 
 
 def with_default_metric(best_on: str, tasks: list[str]) -> str:

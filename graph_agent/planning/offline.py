@@ -61,9 +61,10 @@ NEXT_STEP_MIN_PROB = 0.1
 FALLBACK_MIN_PROB = 0.15
 
 #: A request that names no file and none of whose words the encoder's vocabulary holds
-#: whole ("asdf qwerty") is refused unless the classifier gives some task at least this
+#: whole ("asdf qwerty"), or that looks written in another language than English
+#: (``request_language``), is refused unless the classifier gives some task at least this
 #: probability: "transcribe it" or "traduis ce texte" split into word pieces too, and are
-#: read with confidence.
+#: read with confidence; "请总结这个文件 notes.txt" (0.18) is not.
 MASHING_MAX_PROB = 0.3
 
 
@@ -74,6 +75,16 @@ _NAMES_ONLY = re.compile(
     r"this|my|our|your|files?|and|or|also)\b[\W_]*)*",
     re.IGNORECASE,
 )
+
+
+def _opening_names(labels: list[str], clauses: list[Clause]) -> None:
+    """Unlabel, in place, clauses before the first step that only name files ("In
+    photo.jpg, | what is ..."): their files go to that step. Later ones ("caption a.jpg |
+    and b.jpg") keep their label, so each file gets its step."""
+    for i, clause in enumerate(clauses):
+        if labels[i] != NONE and not _names_only(clause.text):
+            return
+        labels[i] = NONE
 
 
 def _names_only(text: str) -> bool:
@@ -119,12 +130,14 @@ def detect_tasks(
     if (
         probs.size
         and probs[:, task_cols].max() < MASHING_MAX_PROB
-        and det.encoder.unreadable(request)
-        and not files_named_in(request)
+        and (
+            (det.encoder.unreadable(request) and not files_named_in(request))
+            or looks_foreign(request)  # read with an English model: a guess, not a plan
+        )
     ):
         return [NONE] * len(clauses), []  # keyboard mashing: no task to guess
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
-    labels = [NONE if _names_only(c.text) else lab for c, lab in zip(clauses, labels, strict=True)]
+    _opening_names(labels, clauses)
     _next_steps(labels, probs, clauses, det.labels)
     if clauses and all(label == NONE for label in labels):
         sub = probs[:, task_cols]

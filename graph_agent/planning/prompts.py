@@ -181,8 +181,13 @@ def _is_question(sentence: str) -> bool:
     )
 
 
-#: How a yes/no question opens that a statement rarely does ("Is it a phone").
-_YES_NO = re.compile(r"(?:is|are|was|were|does|do|did)\s+(?!you\b)\w+", re.IGNORECASE)
+#: How a yes/no question opens ("Is it a phone", "Are there two"), not an instruction ("Do
+#: not guess", "Is fine if unsure"): the verb, then who or what it asks about.
+_YES_NO = re.compile(
+    r"(?:is|are|was|were|does|do|did)\s+(?:it|this|that|there|he|she|they|the|a|an|these|"
+    r"those|his|her|their|its|my|our|any|anyone|someone)\b",
+    re.IGNORECASE,
+)
 
 
 def _cut_yes_no(sentence: str, last: bool) -> bool:

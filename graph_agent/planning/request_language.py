@@ -9,7 +9,9 @@ away: they are frequent, rarely shared with English, and need no model.
 from __future__ import annotations
 
 import re
+import unicodedata
 
+from graph_agent.file_names import FILE_NAME
 from graph_agent.planning.clauses import QUOTED
 
 
@@ -17,24 +19,22 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-#: Frequent function words of languages users write in, without those English has too
-#: ("die", "was", "mit", "as", "do", "van", "met", "e" as in "e.g." ...).
+#: Frequent function words of languages users write in, without those English text holds
+#: too, as words or in names ("die", "was", "per", "favor", "Los Angeles", "De la Cruz",
+#: ".com", "e.g.").
 _FUNCTION_WORDS = (
     _words(
         "der das und ist nicht ein eine einen dieses diese dieser für auf bitte zusammen "
         "ich mir mich sie wir ihr aus dem den oder wie kannst"
     ),
     _words(
-        "le la les et est une des ce cette ces pour avec dans du moi je tu vous nous qui "
-        "quoi sur pas mon ma mes peux plaît"
+        "les et est une des ce cette ces pour avec dans du moi je tu vous nous qui quoi sur "
+        "pas mon ma mes peux plaît"
     ),
-    _words(
-        "el los las y es una por para con este esta estos del que mi yo tú usted puedes "
-        "favor sobre pero"
-    ),
-    _words("il lo gli è una per con questo questa della che io puoi favore sono dei delle"),
-    _words("de het en een niet dit deze voor ik mij jij je kun alsjeblieft wat"),
-    _words("o os uma por para com este esta isto da que eu você pode favor"),
+    _words("y es una por para con este esta estos que mi yo tú usted puedes sobre pero"),
+    _words("il lo gli è una con questo questa della che io puoi favore sono dei delle"),
+    _words("het een niet dit deze voor ik mij jij je kun alsjeblieft wat"),
+    _words("uma por para este esta isto que eu você pode"),
 )
 _ENGLISH = _words(
     "the a an and is are of to for with this that these it me my you your please can could "
@@ -44,12 +44,18 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 def looks_foreign(text: str) -> bool:
-    """Whether ``text`` looks written in a language other than English: at least two
-    function words of one language outside quotes, and more of them than English ones.
+    """Whether ``text`` looks written in a language other than English: mostly letters of
+    another script, or at least two function words of one language outside quotes and more
+    of them than English ones.
     "Fasse dieses Dokument zusammen" does; "summarize the article from Le Monde by De la
     Cruz" and 'translate "Der Hund ist nicht hier"' do not.
     """
-    words = [w.lower() for w in _WORD.findall(QUOTED.sub(" ", text))]  # quotes are content
+    text = FILE_NAME.sub(" ", QUOTED.sub(" ", text))  # content and names, not language
+    letters = [c for c in text if c.isalpha()]
+    latin = sum(c.isascii() or unicodedata.name(c, "").startswith("LATIN") for c in letters)
+    if 2 * latin < len(letters):  # mostly another script: "请总结这个文件", "Переведи ..."
+        return True
+    words = [w.lower() for w in _WORD.findall(text)]
     english = sum(w in _ENGLISH for w in words)
     hits = max(sum(w in vocab for w in words) for vocab in _FUNCTION_WORDS)
     return hits >= 2 and hits > english
