@@ -107,8 +107,13 @@ def test_the_output_language_is_read_from_in_or_into():
 
 
 @pytest.mark.parametrize(
-    "unit", ["mit or ", "mit, ", "best on a ", "licence: a, ", "use mit ", "not "]
+    "unit",
+    ["mit or ", "mit, ", "best on a ", "licence: a, ", "use mit ", "not ", "use mit models but "],
 )
 def test_reading_ten_times_the_text_takes_about_ten_times_as_long(unit):
     # Unbounded lists made these quadratic: 20,000 characters of "mit or " took 4 s.
     assert grows_linearly(constraints_from_request, lambda n: unit * 400 * n)
+
+
+def test_reading_the_output_language_grows_linearly():
+    assert grows_linearly(target_language, lambda n: "is only in French, " * 400 * n)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from scaling import grows_linearly
 
 from graph_agent.errors import RequestError
 from graph_agent.planning.offline import plan_offline
@@ -47,3 +48,7 @@ def test_an_english_request_nothing_was_found_in_gets_no_language_hint():
     with pytest.raises(RequestError) as exc:
         plan_offline("fly me to Rome", {})
     assert "English" not in str(exc.value)
+
+
+def test_the_language_check_grows_linearly():
+    assert grows_linearly(looks_foreign, lambda n: "der die 'a' x.jpg " * 400 * n)
