@@ -284,7 +284,7 @@ def _first_text(
     # validator puts image-to-text in front), not the words around it. A picture named
     # only before the first step ("I have example.jpg ... translate its classification")
     # is not read this way: in cross-validation on TaskBench's train part that cost 0.23
-    # node and 0.27 edge F1; words of the step's own, 0.05 and 0.05.
+    # node and 0.27 edge F1; pictures named in the step's own words, 0.05 and 0.05.
     if step.task in READS_TEXT_OF_IMAGES:
         for name in own:
             if _kind(name, input_types) == "image" and name in step.text and name not in used:

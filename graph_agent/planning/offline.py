@@ -135,7 +135,7 @@ def detect_tasks(
             or looks_foreign(request)  # read with an English model: a guess, not a plan
         )
     ):
-        return [NONE] * len(clauses), []  # keyboard mashing: no task to guess
+        return [NONE] * len(clauses), []  # mashing, or not English: no task to guess
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _opening_names(labels, clauses)
     _next_steps(labels, probs, clauses, det.labels)

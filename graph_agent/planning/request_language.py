@@ -2,8 +2,9 @@
 
 The offline planner's encoder (all-MiniLM-L6-v2) and its classifier learned English; a
 request in German or French mostly finds no task, and the error should then say why and
-what works instead, not only "name what to do". Short function words give the language
-away: they are frequent, rarely shared with English, and need no model.
+what works instead, not only "name what to do" (and a guess from an unsure classifier
+is no plan). Another script gives the language away, and so do short function words:
+they are frequent, rarely shared with English, and need no model.
 """
 
 from __future__ import annotations
