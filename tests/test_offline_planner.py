@@ -485,8 +485,15 @@ def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_
         ("image-to-text", {"image": "clipping.jpg"}),
         ("text-to-speech", {"text": "<node-0>"}),
     ]
-    # A picture named only before the first step is not read as text (on TaskBench it
-    # is mostly there for another step).
+    # Named before the step, a picture is read as text when the step's words say so ...
+    for request in [
+        "receipt.jpg - can you get me all the dates and place names on it?",
+        "Here is sign.png. Translate the text on it into English",
+    ]:
+        types = {name: "image" for name in ("receipt.jpg", "sign.png") if name in request}
+        tasks = [s.task for s in validate(plan_offline(request, types), types).subtasks]
+        assert tasks[0] == "image-to-text" and len(tasks) == 2, request
+    # ... and not otherwise (on TaskBench such a picture is mostly there for another step).
     plan = plan_offline("I have example.jpg. Translate its classification into French", {})
     assert [s.task for s in plan.subtasks] == ["translation"]
     assert plan.subtasks[0].args["text"] != "example.jpg"
