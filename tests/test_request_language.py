@@ -36,9 +36,18 @@ def test_looks_foreign(request_, foreign):
     assert looks_foreign(request_) is foreign
 
 
-@pytest.mark.parametrize("request_", ["Fasse dieses Dokument zusammen", "请总结这个文件 notes.txt"])
+@pytest.mark.parametrize(
+    "request_",
+    [
+        "Fasse dieses Dokument zusammen",
+        "请总结这个文件 notes.txt",
+        "Résume ce document s'il te plaît",
+        "Vat dit document samen alsjeblieft",
+    ],
+)
 def test_a_foreign_request_nothing_sure_was_found_in_says_the_planner_reads_english(request_):
-    # The Chinese request was planned as image-to-text on notes.txt: a guess, not a plan.
+    # Planned before as image-to-text on notes.txt, translation ("résume" is "summarize")
+    # and document QA plus similarity: guesses of an English model, not plans.
     with pytest.raises(RequestError, match="does not look like English") as exc:
         plan_offline(request_, {"notes.txt": "text"})
     assert "Could not find a task" in str(exc.value)

@@ -61,11 +61,16 @@ NEXT_STEP_MIN_PROB = 0.1
 FALLBACK_MIN_PROB = 0.15
 
 #: A request that names no file and none of whose words the encoder's vocabulary holds
-#: whole ("asdf qwerty"), or that looks written in another language than English
-#: (``request_language``), is refused unless the classifier gives some task at least this
+#: whole ("asdf qwerty") is refused unless the classifier gives some task at least this
 #: probability: "transcribe it" or "traduis ce texte" split into word pieces too, and are
-#: read with confidence; "请总结这个文件 notes.txt" (0.18) is not.
+#: read with confidence.
 MASHING_MAX_PROB = 0.3
+#: A request that looks written in another language (``request_language``) is read by an
+#: English model, so only a sure reading is planned: "Résume ce document" (0.39, read as
+#: translation), "Vat dit document samen" (0.66, document QA) and "请总结这个文件
+#: notes.txt" (0.18) are refused with a hint; "Übersetze diesen Text ins Englische" is not
+#: taken for another language (too few of its words are listed) and is planned.
+FOREIGN_MIN_PROB = 0.7
 
 
 #: A clause of file names and words like these asks for nothing: "In photo.jpg, what is
@@ -127,14 +132,10 @@ def detect_tasks(
         return [_lexical(c.text) for c in clauses], []
     probs, implied = det.detect(request, [(c.start, c.end) for c in clauses])
     task_cols = [i for i, lab in enumerate(det.labels) if lab != NONE]
+    top = float(probs[:, task_cols].max()) if probs.size else 1.0
     if (
-        probs.size
-        and probs[:, task_cols].max() < MASHING_MAX_PROB
-        and (
-            (det.encoder.unreadable(request) and not files_named_in(request))
-            or looks_foreign(request)  # read with an English model: a guess, not a plan
-        )
-    ):
+        top < MASHING_MAX_PROB and det.encoder.unreadable(request) and not files_named_in(request)
+    ) or (top < FOREIGN_MIN_PROB and looks_foreign(request)):
         return [NONE] * len(clauses), []  # mashing, or not English: no task to guess
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _opening_names(labels, clauses)
