@@ -28,6 +28,11 @@ def _tasks(request: str, types: dict | None = None) -> list[str]:
     return [s.task for s in plan_offline(request, types or {}).subtasks]
 
 
+def _validated(request: str, types: dict) -> list[tuple[str, dict]]:
+    """The validated plan's steps as (task, args), inputs of ``types`` only."""
+    return [(s.task, s.args) for s in validate(plan_offline(request, types), types).subtasks]
+
+
 def test_clauses_split_on_connectives_but_not_inside_quotes_or_file_names():
     clauses = split_clauses(
         "Transcribe 'a, b and c.wav'. Afterwards, summarize it and then read it aloud"
@@ -473,15 +478,11 @@ def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_
         "We're at a tiny place in Osaka and the menu is only in Japanese, I took a photo: "
         "menu.jpg. What does it say in English?"
     )
-    plan = validate(plan_offline(request, {}), {"menu.jpg": "image"})
-    assert [(s.task, s.args) for s in plan.subtasks] == [
+    assert _validated(request, {"menu.jpg": "image"}) == [
         ("image-to-text", {"image": "menu.jpg"}),
         ("translation", {"text": "<node-0>", "target_language": "English"}),
     ]
-    plan = validate(
-        plan_offline("read clipping.jpg aloud for my dad", {}), {"clipping.jpg": "image"}
-    )
-    assert [(s.task, s.args) for s in plan.subtasks] == [
+    assert _validated("read clipping.jpg aloud for my dad", {"clipping.jpg": "image"}) == [
         ("image-to-text", {"image": "clipping.jpg"}),
         ("text-to-speech", {"text": "<node-0>"}),
     ]
@@ -491,7 +492,7 @@ def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_
         "Here is sign.png. Translate the text on it into English",
     ]:
         types = {name: "image" for name in ("receipt.jpg", "sign.png") if name in request}
-        tasks = [s.task for s in validate(plan_offline(request, types), types).subtasks]
+        tasks = [task for task, _ in _validated(request, types)]
         assert tasks[0] == "image-to-text" and len(tasks) == 2, request
     # ... and not otherwise (on TaskBench such a picture is mostly there for another step).
     plan = plan_offline("I have example.jpg. Translate its classification into French", {})
@@ -508,8 +509,7 @@ def test_a_similarity_step_compares_the_recording_its_words_name_with_the_quote(
         "does the customer in call.wav basically say 'I want to cancel my subscription'? "
         "a similarity score is enough"
     )
-    plan = validate(plan_offline(request, {}), {"call.wav": "audio"})
-    assert [(s.task, s.args) for s in plan.subtasks] == [
+    assert _validated(request, {"call.wav": "audio"}) == [
         ("automatic-speech-recognition", {"audio": "call.wav"}),
         ("sentence-similarity", {"text": "<node-0>", "other": "I want to cancel my subscription"}),
     ]
