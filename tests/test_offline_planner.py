@@ -500,6 +500,34 @@ def test_a_text_step_reads_the_picture_its_words_name_when_it_can_only_mean_its_
     assert plan.subtasks[0].args["text"] != "example.jpg"
 
 
+def test_a_step_after_reading_a_picture_aloud_works_on_the_pictures_text():
+    # One image-to-text step serves both: the shortening reads the clipping's text, not
+    # the words "make it shorter".
+    assert _validated(
+        "read clipping.jpg aloud, then make it shorter", {"clipping.jpg": "image"}
+    ) == [
+        ("image-to-text", {"image": "clipping.jpg"}),
+        ("text-to-speech", {"text": "<node-0>"}),
+        ("summarization", {"text": "<node-0>"}),
+    ]
+
+
+def test_reading_a_picture_with_no_word_of_sound_is_reading_its_text():
+    request = (
+        "My dad can't read small print anymore. Could you read the newspaper clipping in "
+        "clippings/article_1987.jpg, make it shorter, and read the short version aloud for him?"
+    )
+    assert _validated(request, {"clippings/article_1987.jpg": "image"}) == [
+        ("image-to-text", {"image": "clippings/article_1987.jpg"}),
+        ("summarization", {"text": "<node-0>"}),
+        ("text-to-speech", {"text": "<node-1>"}),
+    ]
+    # Heard, it stays speech, after the picture's text is read.
+    for request in ["read clipping.jpg aloud to my dad", "read clipping.jpg out loud"]:
+        tasks = [task for task, _ in _validated(request, {"clipping.jpg": "image"})]
+        assert tasks == ["image-to-text", "text-to-speech"], request
+
+
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
 

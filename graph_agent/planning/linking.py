@@ -39,9 +39,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from graph_agent.file_names import FILE_NAME, file_kind
+from graph_agent.file_names import FILE_NAME, file_kind, is_file_name
 from graph_agent.planning.constraints import target_language
-from graph_agent.planning.plan import Subtask
+from graph_agent.planning.plan import CONVERSIONS, Subtask
 from graph_agent.planning.prompts import asked, depicted
 from graph_agent.planning.vocabulary import TASKS, can_feed
 
@@ -73,6 +73,13 @@ _TEXT_OF_IT = re.compile(
     r"\b(?:its\s+(?:text|words|writing)|the\s+(?:text|words|writing)\s+(?:in|on|of)\b|"
     r"written|printed|on\s+it\b|what\s+(?:it|this|that)\s+says|"
     r"what\s+does\s+(?:it|this|that)\s+say)",
+    re.IGNORECASE,
+)
+#: Words that say a reading is to be heard ("read it aloud", "read it to me", "voice").
+_SOUND = re.compile(
+    r"\b(?:aloud|loud|out\s+loud|audio|voice\w*|speech|speak\w*|spoken|say|said|listen\w*|"
+    r"hear\w*|narrat\w*|sound\w*|mp3|wav|podcast|read\s+(?:\w+\s+){0,3}?(?:to|for)\s+"
+    r"(?:me|him|her|us|them)|read\s+(?:me|him|her|us|them)\b)",
     re.IGNORECASE,
 )
 _LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNORECASE)
@@ -145,9 +152,9 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
         for position, (role, kind) in enumerate(TASKS[step.task].roles):
             if kind in ("image", "audio"):
                 args[role] = _media(kind, step, own, out, mentions, input_types)
-            elif position == 0 and _compares_earlier(step, quotes, out):
+            elif position == 0 and _compares_earlier(step, quotes, out, input_types):
                 # "compare the summary with 'X'": the earlier output first, the quote second.
-                args[role] = _latest_text(step, out)
+                args[role] = _latest_text(step, out, input_types)
             elif step.task == "sentence-similarity" and (
                 unread := _unread(_spoken_or_written(own, input_types), out, args)
             ):
@@ -169,8 +176,9 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                 args[role] = asked(step.text) or step.text  # the question, not its wrapper
             else:
                 args[role] = step.text
+        task = _silent_reading(step, args, input_types)
         _options(step, args)
-        if any(prev.task == step.task and prev.args == args for prev in out):
+        if any(prev.task == task and prev.args == args for prev in out):
             # The same task on the same arguments again (a request that restates a step):
             # one run gives the output both mentions mean; later steps read that one.
             continue
@@ -181,7 +189,7 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
         out.append(
             Subtask(
                 id=f"node-{len(out)}",
-                task=step.task,
+                task=task,
                 args=args,
                 deps=deps,
                 description=step.text,
@@ -189,6 +197,26 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
             )
         )
     return out
+
+
+def _silent_reading(
+    step: StepText, args: dict[str, object], input_types: dict[str, str | None]
+) -> str:
+    """The task a step runs: ``step.task``, except that reading a picture with no word of
+    sound ("could you read the clipping in scan.jpg") is reading its text, not reading it
+    aloud. The classifier hears "read" as speech; the validator would put image-to-text in
+    front of a text-to-speech step nobody asked for. ``args`` become image-to-text's."""
+    text = args.get("text")
+    if (
+        step.task != "text-to-speech"
+        or not (text in input_types or is_file_name(text))
+        or _kind(str(text), input_types) != "image"
+        or _SOUND.search(step.text)
+    ):
+        return step.task
+    args.clear()
+    args[TASKS["image-to-text"].roles[0][0]] = text
+    return "image-to-text"
 
 
 def _spoken_or_written(names: list[str], input_types: dict[str, str | None]) -> list[str]:
@@ -207,22 +235,40 @@ def _states_only(text: str) -> bool:
     return bool(opening) and not _ASKS.search(text, opening.end())
 
 
-def _compares_earlier(step: StepText, quotes: list[str], done: list[Subtask]) -> bool:
+def _compares_earlier(
+    step: StepText, quotes: list[str], done: list[Subtask], input_types: dict[str, str | None]
+) -> bool:
     """A comparison of an earlier result with at most one quote ("how close is it to 'X'")."""
     two_texts = [k for _, k in TASKS[step.task].roles].count("text") == 2
     return (
         two_texts
         and len(quotes) <= 1
         and bool(_BACK.search(step.text))
-        and _latest_text(step, done) is not None
+        and _latest_text(step, done, input_types) is not None
     )
 
 
-def _latest_text(step: StepText, done: list[Subtask]) -> str | None:
-    """A reference to the latest earlier step whose text output ``step`` can read."""
+def _latest_text(
+    step: StepText, done: list[Subtask], input_types: dict[str, str | None]
+) -> str | None:
+    """A reference to the latest earlier step whose text output ``step`` can read, or,
+    when it comes later, the picture or recording whose text an earlier step reads out.
+
+    In "read clipping.jpg aloud, then make it shorter" the text to shorten is the
+    clipping's: the validator puts one image-to-text step in front of every step that
+    reads the picture as text, so both steps get its output. Only steps that convey the
+    text itself (``READS_TEXT_OF_IMAGES``) count: an image edit reading instructions.wav
+    reads an instruction, which is nothing to shorten or translate.
+    """
     for prev in reversed(done):
         if can_feed(prev.task, step.task) and TASKS[prev.task].output == "text":
             return f"<{prev.id}>"
+        (role, _), *_ = TASKS[prev.task].roles
+        value = prev.args.get(role)
+        if prev.task in READS_TEXT_OF_IMAGES and (value in input_types or is_file_name(value)):
+            conversion = CONVERSIONS.get(_kind(str(value), input_types) or "")
+            if conversion and can_feed(conversion, step.task):
+                return value
     return None
 
 
@@ -286,7 +332,7 @@ def _first_text(
     if recordings and not _BACK.search(step.text) and step.task not in GENERATIVE:
         return recordings[0]
     fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
-    if not fresh and (earlier := _latest_text(step, done)) is not None:
+    if not fresh and (earlier := _latest_text(step, done, input_types)) is not None:
         return earlier
     # "the menu is in Japanese, photo: menu.jpg. What does it say in English?": a step that
     # can only mean the text in a picture its own words name reads that picture (the
