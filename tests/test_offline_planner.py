@@ -528,6 +528,19 @@ def test_reading_a_picture_with_no_word_of_sound_is_reading_its_text():
         assert tasks == ["image-to-text", "text-to-speech"], request
 
 
+def test_a_first_step_reads_the_picture_the_words_before_it_ask_to_read():
+    # "read it" before the step, about the picture named there: the step works on the
+    # picture's text, not on its own words ("the short version").
+    request = "photos/notice_board.jpg - please read it and give me the short version"
+    assert _validated(request, {"photos/notice_board.jpg": "image"}) == [
+        ("image-to-text", {"image": "photos/notice_board.jpg"}),
+        ("summarization", {"text": "<node-0>"}),
+    ]
+    # Without a word about reading it, a picture named before is not taken as text.
+    tasks = [t for t, _ in _validated("I have photo.jpg. Summarize 'It rained all day.'", {})]
+    assert tasks == ["summarization"]
+
+
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
 
