@@ -541,6 +541,17 @@ def test_a_first_step_reads_the_picture_the_words_before_it_ask_to_read():
     assert tasks == ["summarization"]
 
 
+def test_a_question_whose_clause_names_a_picture_is_asked_of_the_picture():
+    # Read as a text question, the question was its own context and the picture unread.
+    for request, image in [
+        ("When does my lease end according to docs/lease_page1.jpg?", "docs/lease_page1.jpg"),
+        ("Who signed the contract in scans/contract.png?", "scans/contract.png"),
+    ]:
+        steps = _validated(request, {image: "image"})
+        assert [t for t, _ in steps] == ["document-question-answering"], request
+        assert steps[0][1]["image"] == image
+
+
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
 

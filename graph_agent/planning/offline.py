@@ -140,6 +140,9 @@ def detect_tasks(
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _opening_names(labels, clauses)
     _next_steps(labels, probs, clauses, det.labels)
+    if _questions_on_pictures(labels, probs, clauses, det.labels):
+        # The implied-task head heard the same question: it is asked once, of the picture.
+        implied = [x for x in implied if x.task != "question-answering"]
     if clauses and all(label == NONE for label in labels):
         sub = probs[:, task_cols]
         row, col = np.unravel_index(int(sub.argmax()), sub.shape)
@@ -162,6 +165,26 @@ def _next_steps(
             if names[second] != NONE and probs[i, second] >= NEXT_STEP_MIN_PROB:
                 labels[i] = names[second]
         previous = labels[i]
+
+
+#: A question put to a picture is a question about a photo or about a document in it.
+_PICTURE_QUESTIONS = ("visual-question-answering", "document-question-answering")
+
+
+def _questions_on_pictures(
+    labels: list[str], probs: np.ndarray, clauses: list[Clause], names: tuple[str, ...]
+) -> bool:
+    """Relabel, in place, a text question whose own clause names a picture and no text
+    file ("when does the warranty expire according to card.jpg?"): of the two picture
+    questions, the one the classifier finds likelier. Text question answering would read
+    the question as its own context and leave the picture unread. True if any changed."""
+    changed = False
+    for i, clause in enumerate(clauses):
+        kinds = {file_kind(f) for f in clause.files}
+        if labels[i] == "question-answering" and "image" in kinds and "text" not in kinds:
+            labels[i] = max(_PICTURE_QUESTIONS, key=lambda t: probs[i, names.index(t)])
+            changed = True
+    return changed
 
 
 def _add_implied(
