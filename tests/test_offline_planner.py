@@ -552,6 +552,22 @@ def test_a_question_whose_clause_names_a_picture_is_asked_of_the_picture():
         assert steps[0][1]["image"] == image
 
 
+def test_a_step_that_branches_off_with_also_reads_what_the_step_before_reads():
+    request = (
+        "Transcribe board_call.mp3, summarize it and also pull out every company name mentioned"
+    )
+    assert _validated(request, {"board_call.mp3": "audio"}) == [
+        ("automatic-speech-recognition", {"audio": "board_call.mp3"}),
+        ("summarization", {"text": "<node-0>"}),
+        ("token-classification", {"text": "<node-0>"}),
+    ]
+    request = "Summarize report.txt and also list all the dates mentioned"
+    assert _validated(request, {"report.txt": "text"}) == [
+        ("summarization", {"text": "report.txt"}),
+        ("token-classification", {"text": "report.txt"}),
+    ]
+
+
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
 

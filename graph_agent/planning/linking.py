@@ -12,7 +12,9 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   which is then the question); else the output of the
   latest earlier text-producing step that ``can_feed`` this task ("summarize it", "using
   the result") unless the clause opens a fresh branch ("also ...") and brings its own
-  words; else an audio file the step's own words name and no earlier step read (the
+  words; a fresh branch that names no file reads what the step before it reads, when
+  that is an earlier output or a text file ("summarize it and also list the names");
+  else an audio file the step's own words name and no earlier step read (the
   validator inserts speech recognition); else, for a task that can only mean the text
   of a picture (translation, summarization, entity extraction, reading aloud), an image
   its words name, or one named before it when its words ask for "the text on it" (or,
@@ -280,6 +282,26 @@ def _latest_text(
     return None
 
 
+def _sibling_input(
+    step: StepText, done: list[Subtask], input_types: dict[str, str | None]
+) -> str | None:
+    """What the step before reads, when ``step`` branches off beside it ("transcribe a.mp3,
+    give me a summary and also list every person mentioned": the people are in the
+    transcript, not in the words "list every person mentioned"): an earlier output this
+    task can read, or a text file."""
+    if not done:
+        return None
+    (role, _), *_ = TASKS[done[-1].task].roles
+    value = done[-1].args.get(role)
+    if not isinstance(value, str):
+        return None
+    if value.startswith("<node-"):
+        source = next((s for s in done if f"<{s.id}>" == value), None)
+        return value if source and can_feed(source.task, step.task) else None
+    named = value in input_types or is_file_name(value)
+    return value if named and _kind(value, input_types) == "text" else None
+
+
 def _media(
     kind: str,
     step: StepText,
@@ -344,6 +366,8 @@ def _first_text(
     fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
     if not fresh and (earlier := _latest_text(step, done, input_types)) is not None:
         return earlier
+    if fresh and not own and (shared := _sibling_input(step, done, input_types)):
+        return shared
     # "the menu is in Japanese, photo: menu.jpg. What does it say in English?": a step that
     # can only mean the text in a picture its own words name reads that picture (the
     # validator puts image-to-text in front), not the words around it. A picture named
