@@ -568,6 +568,19 @@ def test_a_step_that_branches_off_with_also_reads_what_the_step_before_reads():
     ]
 
 
+def test_each_file_added_with_and_gets_its_own_run_and_both_are_compared():
+    request = "transcribe call1.wav and call2.wav and tell me if they say the same thing"
+    assert _validated(request, {"call1.wav": "audio", "call2.wav": "audio"}) == [
+        ("automatic-speech-recognition", {"audio": "call1.wav"}),
+        ("automatic-speech-recognition", {"audio": "call2.wav"}),
+        ("sentence-similarity", {"text": "<node-1>", "other": "<node-0>"}),
+    ]
+    # A file of another kind is not a second run ("summarize notes.txt and photo.jpg").
+    types = {"notes.txt": "text", "photo.jpg": "image"}
+    tasks = [t for t, _ in _validated("translate notes.txt and caption photo.jpg", types)]
+    assert tasks == ["translation", "image-to-text"]
+
+
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
 

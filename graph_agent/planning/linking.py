@@ -23,7 +23,9 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   named earlier or given as an input; else the clause itself (its words are the text to
   work on), or for a picture or video what the clause says to show ("an image *of* a
   lighthouse in a storm");
-* further text roles (a question, a second text): a quote, else the clause; for a question
+* further text roles (a question, a second text): a quote; else, for a comparison, the
+  other of two runs of one task ("summarize a.txt and b.txt: are they the same pitch?");
+  else the clause; for a question
   role, the question the clause asks without its wrapper ("could you tell me which ..." ->
   "Which ...?"), and when the clause only says what there is ("I have a photo of a
   document, page.jpg"), the task's open question ("What does this document say?"). A comparison
@@ -180,6 +182,8 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                 )
             elif quotes:
                 args[role] = quotes.pop(0)
+            elif step.task == "sentence-similarity" and (twin := _twin(args, out)):
+                args[role] = twin  # "summarize a.txt and b.txt; are they the same?"
             elif role == "question" and _states_only(step.text):
                 args[role] = OPEN_QUESTIONS.get(step.task, step.text)
             elif role == "question":
@@ -279,6 +283,19 @@ def _latest_text(
             conversion = CONVERSIONS.get(_kind(str(value), input_types) or "")
             if conversion and can_feed(conversion, step.task):
                 return value
+    return None
+
+
+def _twin(args: dict[str, object], done: list[Subtask]) -> str | None:
+    """A reference to the latest earlier step, other than the one ``args`` already reads,
+    that ran the same task on other input: the second of two texts to compare."""
+    first = next((v for v in args.values() if isinstance(v, str) and v.startswith("<")), None)
+    source = next((s for s in done if f"<{s.id}>" == first), None)
+    if source is None:
+        return None
+    for prev in reversed(done):
+        if prev is not source and prev.task == source.task and prev.args != source.args:
+            return f"<{prev.id}>"
     return None
 
 

@@ -8,7 +8,9 @@ Four stages, each in its own module:
    ``decoding.label_sequence`` picks the likeliest labels for the clauses together, where
    a task whose image or audio nothing provides pays a penalty;
 3. a clause that asks for nothing joins the step before it ("classify notes.txt into
-   sports, | politics or tech"), so its words, quotes and files serve that step; then
+   sports, | politics or tech"), so its words, quotes and files serve that step, and a
+   clause that only adds files of the step's kind ("transcribe a.wav | and b.wav") runs
+   that step again on them; then
    ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
    clause named, each beside the clause that implies it;
 4. ``linking.link``: arguments are bound (files by extension or declared kind, quotes,
@@ -90,6 +92,20 @@ def _opening_names(labels: list[str], clauses: list[Clause]) -> None:
         if labels[i] != NONE and not _names_only(clause.text):
             return
         labels[i] = NONE
+
+
+def _same_step_for(clause: Clause, steps: list[StepText]) -> bool:
+    """Whether ``clause`` only adds files of the kind the step before it works on ("summarize
+    a.txt | and b.txt"): each file is a run of that step. The classifier, given a bare file
+    name, guesses."""
+    if not steps or not clause.files or clause.lead not in ("and", "or", "") or clause.quotes:
+        return False
+    kinds = {file_kind(f) for f in steps[-1].files}
+    return (
+        len(kinds) == 1
+        and all(file_kind(f) in kinds for f in clause.files)
+        and _names_only(clause.text)
+    )
 
 
 def _names_only(text: str) -> bool:
@@ -321,6 +337,9 @@ def plan_offline(
         elif steps and label == steps[-1].task and not (steps[-1].quotes or steps[-1].files):
             # ... or the step, then what it works on ("read this aloud: | 'Hello all.'").
             label = NONE
+        if label == NONE and _same_step_for(clause, steps):
+            # "transcribe call1.wav | and call2.wav": the step again, for the next file.
+            label = steps[-1].task
         if label != NONE:
             steps.append(
                 StepText(
