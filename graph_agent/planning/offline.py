@@ -96,13 +96,16 @@ def _opening_names(labels: list[str], clauses: list[Clause]) -> None:
 
 def _same_step_for(clause: Clause, steps: list[StepText]) -> bool:
     """Whether ``clause`` only adds files of the kind the step before it works on ("summarize
-    a.txt | and b.txt"): each file is a run of that step. The classifier, given a bare file
+    a.txt | and b.txt"): each file is a run of that step, unless the step takes two of
+    that kind ("how similar are a.txt | and b.txt"). The classifier, given a bare file
     name, guesses."""
     if not steps or not clause.files or clause.lead not in ("and", "or", "") or clause.quotes:
         return False
     kinds = {file_kind(f) for f in steps[-1].files}
+    takes = [kind for _, kind in TASKS[steps[-1].task].roles]
     return (
         len(kinds) == 1
+        and takes.count(next(iter(kinds))) == 1
         and all(file_kind(f) in kinds for f in clause.files)
         and _names_only(clause.text)
     )
