@@ -581,6 +581,14 @@ def test_each_file_added_with_and_gets_its_own_run_and_both_are_compared():
     assert tasks == ["translation", "image-to-text"]
 
 
+def test_a_picture_named_after_a_text_step_is_what_that_step_reads():
+    request = "translate this poster into German please. posters/expo.png"
+    assert _validated(request, {"posters/expo.png": "image"}) == [
+        ("image-to-text", {"image": "posters/expo.png"}),
+        ("translation", {"text": "<node-0>", "target_language": "German"}),
+    ]
+
+
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
 

@@ -10,7 +10,8 @@ Four stages, each in its own module:
 3. a clause that asks for nothing joins the step before it ("classify notes.txt into
    sports, | politics or tech"), so its words, quotes and files serve that step, and a
    clause that only adds files of the step's kind ("transcribe a.wav | and b.wav") runs
-   that step again on them; then
+   that step again on them, while one that only names a picture or recording for a text
+   step with nothing to read ("translate this poster. | expo.png") is what it reads; then
    ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
    clause named, each beside the clause that implies it;
 4. ``linking.link``: arguments are bound (files by extension or declared kind, quotes,
@@ -35,8 +36,8 @@ from graph_agent.planning.clauses import QUOTED, Clause, split_clauses
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.implied_tasks import ImpliedTask
-from graph_agent.planning.linking import StepText, link
-from graph_agent.planning.plan import Plan
+from graph_agent.planning.linking import READS_TEXT_OF_IMAGES, StepText, link
+from graph_agent.planning.plan import CONVERSIONS, Plan
 from graph_agent.planning.request_language import looks_foreign
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
 from graph_agent.planning.vocabulary import TASKS, can_feed
@@ -92,6 +93,25 @@ def _opening_names(labels: list[str], clauses: list[Clause]) -> None:
         if labels[i] != NONE and not _names_only(clause.text):
             return
         labels[i] = NONE
+
+
+def _material_for(clause: Clause, label: str, steps: list[StepText]) -> bool:
+    """Whether ``clause`` only names a picture or recording, labelled as reading it, for a
+    step before it that reads text and has nothing to read yet ("what does this sign say
+    in english? | sign.jpg"): the file is that step's material, and the validator puts the
+    reading in front of it. As a step of its own it came after the step it feeds."""
+    if not steps or not clause.files or not _names_only(clause.text):
+        return False
+    prev = steps[-1]
+    kinds = {file_kind(f) for f in clause.files}
+    if len(kinds) != 1 or prev.files or prev.quotes:
+        return False
+    kind = kinds.pop()
+    return label == CONVERSIONS.get(kind) and (
+        prev.task in READS_TEXT_OF_IMAGES
+        if kind == "image"
+        else TASKS[prev.task].roles[0][1] == "text"
+    )
 
 
 def _same_step_for(clause: Clause, steps: list[StepText]) -> bool:
@@ -339,6 +359,9 @@ def plan_offline(
             label = NONE
         elif steps and label == steps[-1].task and not (steps[-1].quotes or steps[-1].files):
             # ... or the step, then what it works on ("read this aloud: | 'Hello all.'").
+            label = NONE
+        if label != NONE and _material_for(clause, label, steps):
+            # "what does this sign say in english? | sign.jpg": what that step reads.
             label = NONE
         if label == NONE and _same_step_for(clause, steps):
             # "transcribe call1.wav | and call2.wav": the step again, for the next file.
