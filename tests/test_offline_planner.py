@@ -575,6 +575,14 @@ def test_each_file_added_with_and_gets_its_own_run_and_both_are_compared():
         ("automatic-speech-recognition", {"audio": "call2.wav"}),
         ("sentence-similarity", {"text": "<node-1>", "other": "<node-0>"}),
     ]
+    # Whatever the classifier guesses for the bare name (here speech recognition).
+    steps = _validated(
+        "what sound is in clip1.wav and clip2.wav", {"clip1.wav": "audio", "clip2.wav": "audio"}
+    )
+    assert steps == [
+        ("audio-classification", {"audio": "clip1.wav"}),
+        ("audio-classification", {"audio": "clip2.wav"}),
+    ]
     # A file of another kind is not a second run ("summarize notes.txt and photo.jpg").
     types = {"notes.txt": "text", "photo.jpg": "image"}
     tasks = [t for t, _ in _validated("translate notes.txt and caption photo.jpg", types)]

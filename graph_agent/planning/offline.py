@@ -363,7 +363,7 @@ def plan_offline(
         if label != NONE and _material_for(clause, label, steps):
             # "what does this sign say in english? | sign.jpg": what that step reads.
             label = NONE
-        if label == NONE and _same_step_for(clause, steps):
+        if _same_step_for(clause, steps):
             # "transcribe call1.wav | and call2.wav": the step again, for the next file.
             label = steps[-1].task
         if label != NONE:
