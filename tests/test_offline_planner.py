@@ -536,9 +536,10 @@ def test_a_first_step_reads_the_picture_the_words_before_it_ask_to_read():
         ("image-to-text", {"image": "photos/notice_board.jpg"}),
         ("summarization", {"text": "<node-0>"}),
     ]
-    # Without a word about reading it, a picture named before is not taken as text.
-    tasks = [t for t, _ in _validated("I have photo.jpg. Summarize 'It rained all day.'", {})]
-    assert tasks == ["summarization"]
+    # "read" in another sentence, about something else, does not make the picture text.
+    request = "poster.jpg is nice. I want to read that article about whales; summarize it"
+    tasks = [t for t, _ in _validated(request, {"poster.jpg": "image"})]
+    assert "image-to-text" not in tasks
 
 
 def test_a_question_whose_clause_names_a_picture_is_asked_of_the_picture():
@@ -573,9 +574,9 @@ def test_each_file_added_with_and_gets_its_own_run_and_both_are_compared():
     assert _validated(request, {"call1.wav": "audio", "call2.wav": "audio"}) == [
         ("automatic-speech-recognition", {"audio": "call1.wav"}),
         ("automatic-speech-recognition", {"audio": "call2.wav"}),
-        ("sentence-similarity", {"text": "<node-1>", "other": "<node-0>"}),
+        ("sentence-similarity", {"text": "<node-0>", "other": "<node-1>"}),
     ]
-    # Whatever the classifier guesses for the bare name (here speech recognition).
+    # The bare name's own label (speech recognition here) gives way to the step's task.
     steps = _validated(
         "what sound is in clip1.wav and clip2.wav", {"clip1.wav": "audio", "clip2.wav": "audio"}
     )
@@ -599,6 +600,27 @@ def test_a_picture_named_after_a_text_step_is_what_that_step_reads():
 
 def test_names_only_check_grows_linearly():
     assert grows_linearly(_names_only, lambda n: "in the a.jpg " * 500 * n + "x")
+
+
+def test_a_second_run_keeps_the_words_of_the_first():
+    # The language, the question: what the first run was told holds for the next file.
+    steps = _validated("translate a.txt into French and b.txt", {"a.txt": "text", "b.txt": "text"})
+    assert [args for _, args in steps] == [
+        {"text": "a.txt", "target_language": "French"},
+        {"text": "b.txt", "target_language": "French"},
+    ]
+    request = "Answer 'what color is the car?' about a.jpg and b.jpg"
+    steps = _validated(request, {"a.jpg": "image", "b.jpg": "image"})
+    assert [args for _, args in steps] == [
+        {"image": "a.jpg", "question": "what color is the car?"},
+        {"image": "b.jpg", "question": "what color is the car?"},
+    ]
+
+
+def test_an_also_step_that_writes_or_draws_keeps_its_own_prompt():
+    request = "Transcribe call.mp3, summarize it and also draw a picture of a cat on the moon"
+    steps = _validated(request, {"call.mp3": "audio"})
+    assert steps[-1] == ("text-to-image", {"text": "a cat on the moon"})
 
 
 def test_a_similarity_step_compares_the_recording_its_words_name_with_the_quote():

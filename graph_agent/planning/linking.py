@@ -18,11 +18,11 @@ Steps come in the order their clauses appear. For every role of a step's task, i
   validator inserts speech recognition); else, for a task that can only mean the text
   of a picture (translation, summarization, entity extraction, reading aloud), an image
   its words name, or one named before it when its words ask for "the text on it" (or,
-  for the first step, the words before it do: "shot.png - can you read it and give me
-  the gist"), that no earlier step read (image-to-text goes in front); else a text file
-  named earlier or given as an input; else the clause itself (its words are the text to
-  work on), or for a picture or video what the clause says to show ("an image *of* a
-  lighthouse in a storm");
+  for the first step, the sentence before it that names the picture does: "shot.png -
+  can you read it and give me the gist"), that no earlier step read (image-to-text goes
+  in front); else a text file named earlier or given as an input; else the clause itself
+  (its words are the text to work on), or for a picture or video what the clause says to
+  show ("an image *of* a lighthouse in a storm");
 * further text roles (a question, a second text): a quote; else, for a comparison, the
   other of two runs of one task ("summarize a.txt and b.txt: are they the same pitch?");
   else the clause; for a question
@@ -77,7 +77,8 @@ READS_TEXT_OF_IMAGES = frozenset(
 _TEXT_OF_IT = re.compile(
     r"\b(?:its\s+(?:text|words|writing)|the\s+(?:text|words|writing)\s+(?:in|on|of)\b|"
     r"written|printed|on\s+it\b|what\s+(?:it|this|that)\s+says|"
-    r"what\s+does\s+(?:it|this|that)\s+say|read\s+(?:it|this|that)\b)",
+    r"what\s+does\s+(?:it|this|that)\s+say|read\s+it\b|"
+    r"read\s+(?:this|that)(?=\s*(?:[^\w\s]|$|and\b|for\b|to\b|please\b)))",
     re.IGNORECASE,
 )
 #: Words that say a reading is to be heard ("read it aloud", "read it to me", "voice").
@@ -178,12 +179,14 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                     input_types,
                     mentions,
                     files_first=asks,
-                    before="" if out else request[: step.start],
+                    preamble="" if out else request[: step.start],
                 )
             elif quotes:
                 args[role] = quotes.pop(0)
             elif step.task == "sentence-similarity" and (twin := _twin(args, out)):
-                args[role] = twin  # "summarize a.txt and b.txt; are they the same?"
+                # "summarize a.txt and b.txt; are they the same?": the earlier run first.
+                first = next(iter(args))
+                args[first], args[role] = twin, args[first]
             elif role == "question" and _states_only(step.text):
                 args[role] = OPEN_QUESTIONS.get(step.task, step.text)
             elif role == "question":
@@ -289,7 +292,7 @@ def _latest_text(
 def _twin(args: dict[str, object], done: list[Subtask]) -> str | None:
     """A reference to the latest earlier step, other than the one ``args`` already reads,
     that ran the same task on other input: the second of two texts to compare."""
-    first = next((v for v in args.values() if isinstance(v, str) and v.startswith("<")), None)
+    first = next((v for v in args.values() if isinstance(v, str) and v.startswith("<node-")), None)
     source = next((s for s in done if f"<{s.id}>" == first), None)
     if source is None:
         return None
@@ -297,6 +300,18 @@ def _twin(args: dict[str, object], done: list[Subtask]) -> str | None:
         if prev is not source and prev.task == source.task and prev.args != source.args:
             return f"<{prev.id}>"
     return None
+
+
+def _sentence_naming(text: str, name: str) -> str:
+    """The sentence of ``text`` that names ``name`` ("" if none does): only its words say
+    what to do with that file ("poster.jpg: read it" but not "poster.jpg is nice. I read
+    that article")."""
+    at = text.find(name)
+    if at < 0:
+        return ""
+    start = max(text.rfind(mark, 0, at) for mark in ".!?\n") + 1
+    ends = [i for mark in ".!?\n" if (i := text.find(mark, at + len(name))) >= 0]
+    return text[start : min(ends, default=len(text))]
 
 
 def _sibling_input(
@@ -354,10 +369,10 @@ def _first_text(
     input_types: dict[str, str | None],
     mentions: list[tuple[int, str]],
     files_first: bool = False,
-    before: str = "",
+    preamble: str = "",
 ) -> str:
     """The main text; ``files_first`` when a quote is more likely the question asked;
-    ``before``, for the first step, the words before it ("shot.png - can u read it")."""
+    ``preamble``, for the first step, the words before it ("shot.png - can u read it")."""
     texts_named = [n for n in own if _kind(n, input_types) == "text"]
     if files_first and texts_named:
         return texts_named[0]
@@ -383,7 +398,8 @@ def _first_text(
     fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
     if not fresh and (earlier := _latest_text(step, done, input_types)) is not None:
         return earlier
-    if fresh and not own and (shared := _sibling_input(step, done, input_types)):
+    sibling = fresh and not own and step.task not in GENERATIVE
+    if sibling and (shared := _sibling_input(step, done, input_types)):
         return shared
     # "the menu is in Japanese, photo: menu.jpg. What does it say in English?": a step that
     # can only mean the text in a picture its own words name reads that picture (the
@@ -391,14 +407,15 @@ def _first_text(
     # only before the first step is read this way only when the step's words ask for its
     # text ("sign.png: translate the text on it"), not in "I have example.jpg ... translate
     # its classification": reading every such picture cost 0.23 node and 0.27 edge F1 in
-    # cross-validation on TaskBench's train part; this way, 0.05 and 0.02. The words
-    # before the first step count too ("notice.jpg - read it and give me the gist"):
-    # cross-validation +0.04 node, -0.02 edge F1; held-out unchanged.
+    # cross-validation on TaskBench's train part; this way, 0.05 and 0.02. For the first
+    # step, the sentence before it that names the picture counts too ("notice.jpg - read
+    # it and give me the gist"): cross-validation +0.04 node, -0.02 edge F1.
     if step.task in READS_TEXT_OF_IMAGES:
-        asks_for_text = bool(_TEXT_OF_IT.search(step.text) or _TEXT_OF_IT.search(before))
+        asks_for_text = bool(_TEXT_OF_IT.search(step.text))
         for name in own:
             image = _kind(name, input_types) == "image" and name not in used
-            if image and (asks_for_text or name in step.text):
+            named_to_read = bool(_TEXT_OF_IT.search(_sentence_naming(preamble, name)))
+            if image and (asks_for_text or named_to_read or name in step.text):
                 return name
     if step.task in PICTURED:
         return depicted(step.text) or step.text  # "draw a cat on the moon": what to show

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -95,15 +96,18 @@ def _opening_names(labels: list[str], clauses: list[Clause]) -> None:
         labels[i] = NONE
 
 
-def _material_for(clause: Clause, label: str, steps: list[StepText]) -> bool:
+def _material_for(
+    clause: Clause, label: str, steps: list[StepText], kind_of: Callable[[str], str | None]
+) -> bool:
     """Whether ``clause`` only names a picture or recording, labelled as reading it, for a
-    step before it that reads text and has nothing to read yet ("what does this sign say
-    in english? | sign.jpg"): the file is that step's material, and the validator puts the
-    reading in front of it. As a step of its own it came after the step it feeds."""
+    step before it that reads text and has no file or quote of its own ("what does this
+    sign say in english? | sign.jpg"): the file is that step's material, and the validator
+    puts the reading in front of it. As a step of its own it came after the step it feeds.
+    ``kind_of`` gives a file's kind (declared, else by its suffix)."""
     if not steps or not clause.files or not _names_only(clause.text):
         return False
     prev = steps[-1]
-    kinds = {file_kind(f) for f in clause.files}
+    kinds = {kind_of(f) for f in clause.files}
     if len(kinds) != 1 or prev.files or prev.quotes:
         return False
     kind = kinds.pop()
@@ -114,19 +118,21 @@ def _material_for(clause: Clause, label: str, steps: list[StepText]) -> bool:
     )
 
 
-def _same_step_for(clause: Clause, steps: list[StepText]) -> bool:
+def _same_step_for(
+    clause: Clause, steps: list[StepText], kind_of: Callable[[str], str | None]
+) -> bool:
     """Whether ``clause`` only adds files of the kind the step before it works on ("summarize
     a.txt | and b.txt"): each file is a run of that step, unless the step takes two of
     that kind ("how similar are a.txt | and b.txt"). The classifier, given a bare file
     name, guesses."""
     if not steps or not clause.files or clause.lead not in ("and", "or", "") or clause.quotes:
         return False
-    kinds = {file_kind(f) for f in steps[-1].files}
+    kinds = {kind_of(f) for f in steps[-1].files}
     takes = [kind for _, kind in TASKS[steps[-1].task].roles]
     return (
         len(kinds) == 1
         and takes.count(next(iter(kinds))) == 1
-        and all(file_kind(f) in kinds for f in clause.files)
+        and all(kind_of(f) in kinds for f in clause.files)
         and _names_only(clause.text)
     )
 
@@ -179,9 +185,13 @@ def detect_tasks(
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _opening_names(labels, clauses)
     _next_steps(labels, probs, clauses, det.labels)
-    if _questions_on_pictures(labels, probs, clauses, det.labels):
-        # The implied-task head heard the same question: it is asked once, of the picture.
-        implied = [x for x in implied if x.task != "question-answering"]
+    asked = _questions_on_pictures(labels, probs, clauses, det.labels)
+    # The implied-task head heard the same question there: it is asked once, of the picture.
+    implied = [
+        x
+        for x in implied
+        if x.task != "question-answering" or not any(c.start <= x.at < c.end for c in asked)
+    ]
     if clauses and all(label == NONE for label in labels):
         sub = probs[:, task_cols]
         row, col = np.unravel_index(int(sub.argmax()), sub.shape)
@@ -212,17 +222,18 @@ _PICTURE_QUESTIONS = ("visual-question-answering", "document-question-answering"
 
 def _questions_on_pictures(
     labels: list[str], probs: np.ndarray, clauses: list[Clause], names: tuple[str, ...]
-) -> bool:
+) -> list[Clause]:
     """Relabel, in place, a text question whose own clause names a picture and no text
     file ("when does the warranty expire according to card.jpg?"): of the two picture
     questions, the one the classifier finds likelier. Text question answering would read
-    the question as its own context and leave the picture unread. True if any changed."""
-    changed = False
+    the question as its own context and leave the picture unread. Returns the clauses
+    relabelled."""
+    changed = []
     for i, clause in enumerate(clauses):
         kinds = {file_kind(f) for f in clause.files}
         if labels[i] == "question-answering" and "image" in kinds and "text" not in kinds:
             labels[i] = max(_PICTURE_QUESTIONS, key=lambda t: probs[i, names.index(t)])
-            changed = True
+            changed.append(clause)
     return changed
 
 
@@ -346,6 +357,10 @@ def plan_offline(
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
     media = media_mask([*declared, *map(file_kind, files_named_in(request))])
     labels, implied = detect_tasks(request, clauses, models_dir, media)
+
+    def kind_of(name: str) -> str | None:
+        return input_types.get(name) or file_kind(name)
+
     steps: list[StepText] = []
     # Quotes and files named before the first step asks for anything ("I have this note:
     # 'Hi all.' Read it aloud"; "call.wav is an hour long. I just need the gist") are what
@@ -360,12 +375,25 @@ def plan_offline(
         elif steps and label == steps[-1].task and not (steps[-1].quotes or steps[-1].files):
             # ... or the step, then what it works on ("read this aloud: | 'Hello all.'").
             label = NONE
-        if label != NONE and _material_for(clause, label, steps):
+        if label != NONE and _material_for(clause, label, steps, kind_of):
             # "what does this sign say in english? | sign.jpg": what that step reads.
             label = NONE
-        if _same_step_for(clause, steps):
-            # "transcribe call1.wav | and call2.wav": the step again, for the next file.
-            label = steps[-1].task
+        if _same_step_for(clause, steps, kind_of):
+            # "translate a.txt into French | and b.txt": the step again, for the next file,
+            # with its words and quotes (the language, the question, the edit to make).
+            prev = steps[-1]
+            text = f"{prev.text}; the same for {', '.join(clause.files)}"
+            steps.append(
+                StepText(
+                    task=prev.task,
+                    text=text,
+                    quotes=list(prev.quotes),
+                    files=list(clause.files),
+                    start=clause.start,
+                    lead=clause.lead,
+                )
+            )
+            continue
         if label != NONE:
             steps.append(
                 StepText(
