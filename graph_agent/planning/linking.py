@@ -289,11 +289,16 @@ def _latest_text(
     return None
 
 
+def _source(reference: str | None, done: list[Subtask]) -> Subtask | None:
+    """The earlier step that ``<node-j>`` names, or None."""
+    return next((s for s in done if f"<{s.id}>" == reference), None)
+
+
 def _twin(args: dict[str, object], done: list[Subtask]) -> str | None:
     """A reference to the latest earlier step, other than the one ``args`` already reads,
     that ran the same task on other input: the second of two texts to compare."""
     first = next((v for v in args.values() if isinstance(v, str) and v.startswith("<node-")), None)
-    source = next((s for s in done if f"<{s.id}>" == first), None)
+    source = _source(first, done)
     if source is None:
         return None
     for prev in reversed(done):
@@ -328,7 +333,7 @@ def _sibling_input(
     if not isinstance(value, str):
         return None
     if value.startswith("<node-"):
-        source = next((s for s in done if f"<{s.id}>" == value), None)
+        source = _source(value, done)
         return value if source and can_feed(source.task, step.task) else None
     named = value in input_types or is_file_name(value)
     return value if named and _kind(value, input_types) == "text" else None
