@@ -117,7 +117,7 @@ class RssSampler:
         self._thread.join()
 
 
-async def _one(client: Any, i: int, inputs: dict[str, str], artifacts: str) -> dict[str, Any]:
+async def _one(client: Any, i: int, inputs: dict[str, str]) -> dict[str, Any]:
     """One request on a new thread: create, run, wait for the final state."""
     request, names = REQUESTS[i % len(REQUESTS)]
     t0 = time.perf_counter()
@@ -129,7 +129,6 @@ async def _one(client: Any, i: int, inputs: dict[str, str], artifacts: str) -> d
             thread["thread_id"],
             "graph-agent",
             input={"request": request, "inputs": {n: inputs[n] for n in names}},
-            context={"artifacts_dir": artifacts},
         )
         values = await client.runs.join(thread["thread_id"], run["run_id"])
         finished = await client.runs.get(thread["thread_id"], run["run_id"])
@@ -148,15 +147,13 @@ async def _one(client: Any, i: int, inputs: dict[str, str], artifacts: str) -> d
     return row
 
 
-async def _drive(
-    url: str, n: int, inputs: dict[str, str], artifacts: str, timeout_s: float
-) -> list[dict]:
+async def _drive(url: str, n: int, inputs: dict[str, str], timeout_s: float) -> list[dict]:
     """Every request at once; after ``timeout_s`` the unfinished ones are lost, not a crash."""
     from langgraph_sdk import get_client
 
     started = time.perf_counter()
     async with get_client(url=url, api_key=None, timeout=None) as client:
-        tasks = [asyncio.ensure_future(_one(client, i, inputs, artifacts)) for i in range(n)]
+        tasks = [asyncio.ensure_future(_one(client, i, inputs)) for i in range(n)]
         await asyncio.wait(tasks, timeout=timeout_s)
         rows = []
         for i, task in enumerate(tasks):
@@ -178,7 +175,7 @@ async def _drive(
     return rows
 
 
-async def _ready(url: str, inputs: dict[str, str], artifacts: str) -> None:
+async def _ready(url: str, inputs: dict[str, str]) -> None:
     """Bring the server to its working set without loading a model into the cache.
 
     One request planned and selected, then stopped at plan approval (``approve_plan``):
@@ -194,7 +191,7 @@ async def _ready(url: str, inputs: dict[str, str], artifacts: str) -> None:
             thread["thread_id"],
             "graph-agent",
             input={"request": request, "inputs": {n: inputs[n] for n in names}},
-            context={"artifacts_dir": artifacts, "approve_plan": True},
+            context={"approve_plan": True},
         )
         await client.runs.join(thread["thread_id"], run["run_id"])
         await client.threads.delete(thread["thread_id"])
@@ -227,17 +224,19 @@ def run_load(
             "GRAPH_AGENT_CHECKPOINT_URI": cluster.uri,
             "GRAPH_AGENT_MEMORY_BUDGET_MB": str(budget_mb),
             "GRAPH_AGENT_MODELS_DIR": str(models),
+            # The operator's settings: clients may not choose where the server writes or
+            # reads (graph_agent.boundary).
+            "GRAPH_AGENT_ARTIFACTS_DIR": str(work / "artifacts"),
+            "GRAPH_AGENT_INPUT_ROOTS": str(work / "inputs"),
         }
         with dev_server(work, env, extra_args=["--n-jobs-per-worker", str(jobs)]) as server:
             sampler = RssSampler(server.pgid)
             idle_kb = sampler.now_kb()
-            asyncio.run(_ready(server.url, inputs, str(work / "artifacts")))
+            asyncio.run(_ready(server.url, inputs))
             ready_kb = sampler.now_kb()
             started = time.perf_counter()
             with sampler:
-                rows = asyncio.run(
-                    _drive(server.url, n_threads, inputs, str(work / "artifacts"), timeout_s)
-                )
+                rows = asyncio.run(_drive(server.url, n_threads, inputs, timeout_s))
             wall = time.perf_counter() - started
         stored = _checkpointed_threads(cluster.uri)
     for row in rows:

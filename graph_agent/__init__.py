@@ -5,6 +5,14 @@ check every result, and report how.
 when you pass a checkpointer.
 """
 
+import os
+
+# ONNX Runtime (1.32) writes a telemetry queue to ~/.cache/Microsoft/DeveloperTools/ as soon
+# as it is imported, a write outside every folder graph-agent names. Its own switch turns
+# that off; it must be set before onnxruntime is first imported, and every import of ours
+# (graph_agent.tools, graph_agent.retrieval_index) passes through this package first.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 from graph_agent.context import Context
 
 

@@ -1,6 +1,9 @@
 """The user's inputs: which are files (and of what kind), which are plain text.
 
-Only paths the user gave are ever read.
+Only paths the user gave are ever read, and on a server run only those under the operator's
+input roots (`graph_agent.boundary.Reader`). Every file is checked here, before planning:
+its kind from its content, and its size against the bounds in `graph_agent.tools.limits`,
+so a damaged or oversized file is one clear error at the start instead of a failed step.
 """
 
 from __future__ import annotations
@@ -8,9 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from graph_agent.boundary import OPERATOR, Reader
 from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind, is_folder, not_a_file
-from graph_agent.tools.media import sniff_modality
+from graph_agent.tools.errors import InputFileError
+from graph_agent.tools.limits import MAX_TEXT_CHARS
+from graph_agent.tools.media import check_media, sniff_modality
 from graph_agent.tools.results import Modality
 
 #: How a path starts when it is not a bare name: absolute, home-relative, relative, or a
@@ -50,29 +56,99 @@ def _existing_file(value: str) -> Path | None:
         return None
 
 
-def input_types(inputs: dict[str, str]) -> dict[str, Modality | None]:
-    """Classify every input; a path that does not exist is an error, not silently text."""
-    types: dict[str, Modality | None] = {}
+def checked_inputs(inputs: object) -> dict[str, str]:
+    """``inputs`` as ``{name: path-or-text}``, or one clear error for any other shape (a
+    server client can send a list, or numbers)."""
+    if inputs is None:
+        return {}
+    if not isinstance(inputs, dict):
+        raise RequestError(
+            f"'inputs' must be an object of name -> file path or text, not a "
+            f"{type(inputs).__name__}."
+        )
     for name, value in inputs.items():
-        path = _existing_file(str(value))
-        if path is not None:
-            types[name] = sniff_modality(path)
-        elif _looks_like_path(name, str(value)):
+        if not isinstance(name, str) or not name.strip():
+            raise RequestError("Every input needs a name (a non-empty string).")
+        if not isinstance(value, str):
             raise RequestError(
-                f"Input {name!r}: {value} {not_a_file(str(value))}. Check the path "
+                f"Input {name!r} must be a file path or text, not a {type(value).__name__}."
+            )
+    return inputs
+
+
+def input_types(
+    inputs: dict[str, str], reader: Reader = OPERATOR, request: str = ""
+) -> dict[str, Modality | None]:
+    """Classify and check every input; a path that does not exist is an error, not silently
+    text. ``reader`` says which paths may be read (a server client's: only under the
+    operator's roots); the request's length counts with the text inputs' toward
+    ``MAX_TEXT_CHARS``."""
+    types: dict[str, Modality | None] = {}
+    text_chars = len(request)
+    for name, value in checked_inputs(inputs).items():
+        path = _existing_file(value)
+        _guard(reader, name, value, path)
+        if path is not None:
+            kind = sniff_modality(path)
+            try:
+                check_media(path, kind, name)
+            except InputFileError as exc:
+                raise RequestError(f"Input {exc}") from None
+            types[name] = kind
+            if kind == "text":
+                text_chars += _text_length(path)
+        elif _looks_like_path(name, value):
+            raise RequestError(
+                f"Input {name!r}: {value} {not_a_file(value)}. Check the path "
                 f"(give it as --input {name}=/path/to/file)."
             )
         else:
             types[name] = "text"
+            text_chars += len(value)
+    if MAX_TEXT_CHARS.exceeded_by(text_chars):
+        raise RequestError(
+            f"The request and its text are too long: {MAX_TEXT_CHARS.describe(text_chars)}. "
+            "Send a shorter text, or split it into several requests."
+        )
     return types
 
 
-def input_value(name: str, inputs: dict[str, str], kind: Modality | None) -> str:
-    """What a step receives for an input: a file path for media, the text for text."""
+def _text_length(path: Path) -> int:
+    """Characters in a text file; a file of more bytes than four times the bound is counted
+    by its bytes, so a huge file is refused without being read."""
+    size = path.stat().st_size
+    bound = MAX_TEXT_CHARS.value()
+    return size if bound and size > 4 * bound else len(_read_text(path))
+
+
+def _guard(reader: Reader, name: str, value: str, path: Path | None) -> None:
+    """Refuse a path ``reader`` may not read: one that exists outside its roots, or one
+    written as a path (whether or not it exists: the answer must not tell)."""
+    if not reader.restricted:
+        return
+    if path is not None and reader.allows(path):
+        return
+    if path is not None or _looks_like_path(name, value):
+        raise reader.refuse(name)
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def input_value(
+    name: str, inputs: dict[str, str], kind: Modality | None, reader: Reader = OPERATOR
+) -> str:
+    """What a step receives for an input: a file path for media, the text for text.
+
+    ``reader`` is checked again here: a resumed server run may carry inputs that were
+    changed after planning (a client can write thread state).
+    """
     value = str(inputs[name])
     path = _existing_file(value)
+    _guard(reader, name, value, path)
     if path is None:
         return value
     if kind == "text":
-        return path.read_text(encoding="utf-8", errors="replace")
+        return _read_text(path)
     return str(path.resolve())

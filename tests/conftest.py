@@ -104,11 +104,35 @@ def dev_server(log_dir: Path, env: dict[str, str] | None = None) -> Iterator[str
         pytest.fail(str(exc))
 
 
+#: What the shared test server's operator configured: inputs are read from ``uploads`` (and
+#: the sample photo's folder), outputs are written under ``artifacts``, and a token goes to
+#: configured endpoints only (there are none; a test checks that no client can add one).
+SERVER_TOKEN = "test-token-that-must-never-leave-the-server"
+
+
 @pytest.fixture(scope="session")
-def server(tmp_path_factory) -> Iterator[str]:
+def server_dirs(tmp_path_factory) -> dict[str, Path]:
+    """The shared server's folders: ``uploads`` (an input root), ``artifacts``, ``log``."""
+    base = tmp_path_factory.mktemp("server")
+    dirs = {name: base / name for name in ("uploads", "artifacts", "log")}
+    for path in dirs.values():
+        path.mkdir()
+    return dirs
+
+
+@pytest.fixture(scope="session")
+def server(server_dirs, sample_photo) -> Iterator[str]:
     """A ``langgraph dev`` server with its default checkpointer, shared by the server tests.
 
-    Session-scoped because starting it loads the graph and takes many seconds.
+    Session-scoped because starting it loads the graph and takes many seconds. Its settings
+    are the operator's (environment), as a deployment's would be: clients cannot change them.
     """
-    with dev_server(tmp_path_factory.mktemp("server")) as base:
+    env = {
+        "GRAPH_AGENT_ARTIFACTS_DIR": str(server_dirs["artifacts"]),
+        "GRAPH_AGENT_INPUT_ROOTS": os.pathsep.join(
+            [str(server_dirs["uploads"]), str(sample_photo.parent)]
+        ),
+        "GRAPH_AGENT_INFERENCE_TOKEN": SERVER_TOKEN,
+    }
+    with dev_server(server_dirs["log"], env) as base:
         yield base

@@ -262,11 +262,12 @@ def test_most_errands_no_model_can_run_are_refused_not_planned():
         try:
             plan_offline(errand, {})
         except RequestError as exc:
-            assert "Could not find a task" in str(exc)
+            assert "Could not find a task" in str(exc) or "No model here can do that" in str(exc)
             refused += 1
-    # 13 of 25 when the detector was last trained (12 before the seed phrases): the rest
-    # still get the least unlikely task ("dim the bedroom lights" -> image editing).
-    assert refused >= 12
+    # 16 of 25 since errand verbs are refused (planning/errands.py; 13 before, when the
+    # detector was last trained, 12 before the seed phrases): the rest still get the least
+    # unlikely task ("dim the bedroom lights" -> image editing).
+    assert refused >= 16
 
 
 def test_planning_is_deterministic_and_fast_once_warm():

@@ -20,6 +20,7 @@ import graph_agent.nodes.executor as executor
 from graph_agent import Context
 from graph_agent.evals.bench_parallel import fixed_plan_nodes
 from graph_agent.retrieval_index.search import Candidate
+from graph_agent.tools.cancel import check_cancelled
 from graph_agent.tools.pipeline_cache import PIPELINES
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
@@ -44,7 +45,13 @@ def sleepy(monkeypatch, tmp_path, release) -> dict[str, float]:
     seconds: dict[str, float] = {}
 
     def call(model: dict[str, str], tool_call: ToolCall) -> ToolResult:
-        release.wait(seconds[model["path"]])
+        if model["path"].endswith("stubborn"):  # like a C call that never checks
+            release.wait(seconds[model["path"]])
+        else:  # like a torch model: a cancellation check at every step of its work
+            deadline = time.monotonic() + seconds[model["path"]]
+            while time.monotonic() < deadline and not release.is_set():
+                check_cancelled()
+                time.sleep(0.01)
         return ToolResult(kind="labels", modality="text", text=f"slept in {tool_call.subtask_id}")
 
     tool = TaskTool(
@@ -107,9 +114,25 @@ def test_a_call_past_the_timeout_is_a_failed_attempt_and_the_run_still_reports(
     step = final["report"]["steps"][0]
     assert step["status"] == "failed" and step["attempts"] == 1
     assert "timed out after 0.5 s" in step["problems"][0]
+    assert "the call was stopped" in step["problems"][0]
     assert "timed out after 0.5 s" in final["answer"]
+    # The call stopped, so its thread is gone and its model went back to the cache for the
+    # next call, instead of a second copy being loaded beside one still running.
+    assert not [t for t in threading.enumerate() if "stuck" in t.name]
+    assert any(key[1] == stuck.path for key in PIPELINES.cached_keys())
+
+
+def test_a_call_that_cannot_be_stopped_is_abandoned_and_its_model_set_aside(
+    run, sleepy, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(executor, "STOP_GRACE_S", 0.3)
+    stubborn = model(tmp_path, sleepy, "stubborn", 30.0)
+    final, wall = run([[stubborn]], subtask_timeout_s=0.5)
+    assert wall < 5.0
+    step = final["report"]["steps"][0]
+    assert step["status"] == "failed" and "could not be stopped" in step["problems"][0]
     # The abandoned call's pipeline is out of the cache: nothing else will share it.
-    assert not any(key[1] == stuck.path for key in PIPELINES.cached_keys())
+    assert not any(key[1] == stubborn.path for key in PIPELINES.cached_keys())
 
 
 def test_a_timed_out_model_falls_back_to_the_next_candidate(run, sleepy, tmp_path):

@@ -15,6 +15,7 @@ import pytest
 import torch
 from polling import wait_until
 
+import graph_agent.nodes.executor as executor_module
 from graph_agent import Context
 from graph_agent.nodes.executor import SubtaskTimeoutError, call_with_timeout
 from graph_agent.tools import pipeline_cache as pc
@@ -304,7 +305,9 @@ def test_an_abandoned_calls_models_leave_the_cache_until_it_finishes():
     assert cache.retired_bytes == 0 and cache.abandon(lease) is False
 
 
-def test_call_with_timeout_returns_raises_or_times_out(tmp_path):
+def test_call_with_timeout_returns_raises_or_times_out(tmp_path, monkeypatch):
+    # ``stuck`` below never checks its cancel token: it is abandoned after the grace time.
+    monkeypatch.setattr(executor_module, "STOP_GRACE_S", 0.2)
     assert call_with_timeout(lambda: 42, 5) == 42
     assert call_with_timeout(threading.get_ident, 0) == threading.get_ident()  # 0: inline
     with pytest.raises(KeyError, match="boom"):

@@ -121,7 +121,13 @@ def test_the_langgraph_server_checkpoints_to_postgres(postgres_uri, sample_photo
     """``langgraph dev`` with the variable set writes its threads' checkpoints to Postgres."""
     from conftest import dev_server
 
-    with dev_server(tmp_path, {ENV_VAR: postgres_uri}) as base:
+    env = {
+        ENV_VAR: postgres_uri,
+        # The operator's settings: a client may not choose where the server writes or reads.
+        "GRAPH_AGENT_ARTIFACTS_DIR": str(tmp_path / "artifacts"),
+        "GRAPH_AGENT_INPUT_ROOTS": str(sample_photo.parent),
+    }
+    with dev_server(tmp_path, env) as base:
 
         def call(path: str, body: dict[str, Any], timeout: float = 10) -> dict[str, Any]:
             req = urllib.request.Request(
@@ -139,7 +145,6 @@ def test_the_langgraph_server_checkpoints_to_postgres(postgres_uri, sample_photo
             {
                 "assistant_id": "graph-agent",
                 "input": {"request": PHOTO_REQUEST, "inputs": {"photo.jpg": str(sample_photo)}},
-                "context": {"artifacts_dir": str(tmp_path / "artifacts")},
             },
             timeout=300,
         )

@@ -35,7 +35,6 @@ def test_dev_server_loads_the_graph_and_runs_a_request(server, sample_photo, tmp
                 "request": "what is in photo.jpg",
                 "inputs": {"photo.jpg": str(sample_photo)},
             },
-            "context": {"artifacts_dir": str(tmp_path / "artifacts")},
         },
         timeout=300,
     )

@@ -35,10 +35,10 @@ async def _stream(client, thread_id: str, **kwargs: Any) -> tuple[list[dict], li
     return events, updates, interrupts
 
 
-async def _approve_and_run(url: str, photo: str, artifacts: str) -> dict[str, Any]:
+async def _approve_and_run(url: str, photo: str) -> dict[str, Any]:
     client = get_client(url=url, api_key=None)  # a local server: send no key
     thread = await client.threads.create()
-    context = {"approve_plan": True, "artifacts_dir": artifacts}
+    context = {"approve_plan": True}
     request = {"request": "what is in photo.jpg", "inputs": {"photo.jpg": photo}}
     first = await _stream(client, thread["thread_id"], input=request, context=context)
     waiting = await client.threads.get_state(thread["thread_id"])
@@ -48,7 +48,7 @@ async def _approve_and_run(url: str, photo: str, artifacts: str) -> dict[str, An
 
 
 def test_sdk_client_approves_the_plan_and_sees_progress_events(server, sample_photo, tmp_path):
-    seen = asyncio.run(_approve_and_run(server, str(sample_photo), str(tmp_path / "artifacts")))
+    seen = asyncio.run(_approve_and_run(server, str(sample_photo)))
 
     # First run: planned, then paused for approval with the plan in the interrupt.
     events, updates, interrupts = seen["first"]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from graph_agent.first_imports import TRANSFORMERS_PIPELINES
+from graph_agent.tools.cancel import check_cancelled
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_audio
 from graph_agent.tools.pipeline_cache import load_pipeline
@@ -63,7 +64,10 @@ class PiperSpeech:
         self.voice = PiperVoice.load(onnx[0])
 
     def __call__(self, text: str) -> dict[str, Any]:
-        chunks = list(self.voice.synthesize(text))
+        chunks = []
+        for chunk in self.voice.synthesize(text):  # one sentence at a time
+            chunks.append(chunk)
+            check_cancelled()  # a timed-out step stops between sentences
         if not chunks:
             return {"audio": np.zeros(0, dtype=np.float32), "sampling_rate": 22_050}
         audio = np.concatenate([c.audio_float_array.reshape(-1) for c in chunks])

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from graph_agent.tools.errors import InputFileError
+from graph_agent.tools.limits import MAX_AUDIO_SECONDS, MAX_FILE_BYTES, MAX_IMAGE_PIXELS
 from graph_agent.tools.results import Modality
 
 _IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
@@ -21,10 +22,12 @@ _TEXT_SUFFIXES = {".txt", ".md", ".json", ".csv"}
 def sniff_modality(path: Path) -> Modality | None:
     """Guess a file's modality from its first bytes, falling back to its suffix.
 
-    Content wins over the name, so a JPEG renamed to ``.wav`` is still called an image.
+    Content wins over the name, so a JPEG renamed to ``.wav`` is still called an image, and
+    a file with no suffix whose first bytes read as UTF-8 text is text (``notes`` with no
+    ``.txt`` used to be ignored, and the request's own words summarised instead).
     """
     try:
-        head = path.read_bytes()[:16] if path.stat().st_size < 1 << 16 else _head(path)
+        head = _head(path, _SNIFF_BYTES)
     except OSError:
         return None
     if head.startswith((b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM")) or head[8:12] == b"WEBP":
@@ -36,14 +39,101 @@ def sniff_modality(path: Path) -> Modality | None:
         return "image"
     if suffix in _AUDIO_SUFFIXES:
         return "audio"
-    if suffix in _TEXT_SUFFIXES:
+    if suffix in _TEXT_SUFFIXES or _reads_as_text(head):
         return "text"
     return None
 
 
-def _head(path: Path) -> bytes:
+#: How much of a file decides its kind: magic numbers need 16 bytes, text a few KB.
+_SNIFF_BYTES = 4096
+
+
+def _head(path: Path, size: int = 16) -> bytes:
     with path.open("rb") as fh:
-        return fh.read(16)
+        return fh.read(size)
+
+
+def _reads_as_text(head: bytes) -> bool:
+    """Whether a file's first bytes are UTF-8 text: no NUL, decodes (a character cut at the
+    end of the sample is allowed), and mostly printable."""
+    if not head.strip() or b"\0" in head:
+        return False
+    for cut in range(4):  # a multi-byte character may straddle the end of the sample
+        try:
+            text = head[: len(head) - cut].decode("utf-8")
+            break
+        except UnicodeDecodeError:
+            continue
+    else:
+        return False
+    printable = sum(c.isprintable() or c in "\n\r\t" for c in text)
+    return printable >= 0.95 * len(text)
+
+
+def check_media(path: Path, modality: Modality | None, name: str) -> None:
+    """Refuse a file before any model sees it: too big, or not readable as its kind.
+
+    Only headers are read (an image's size, a recording's length), so a 13000 x 13000 PNG
+    or an hour of audio is refused in milliseconds instead of being decoded. ``name`` is how
+    the user calls the file; messages use it, never the path.
+    """
+    size_mb = path.stat().st_size / 1e6
+    if MAX_FILE_BYTES.exceeded_by(size_mb):
+        raise InputFileError(f"{name} is too large: {MAX_FILE_BYTES.describe(size_mb)}.")
+    if modality == "image":
+        image_size(path, name)
+    elif modality == "audio":
+        audio_seconds(path, name)
+
+
+def image_size(path: Path, name: str) -> tuple[int, int]:
+    """An image's (width, height) from its header, refusing one past ``MAX_IMAGE_PIXELS``
+    or one PIL cannot read."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            width, height = img.size
+            pixels = width * height
+            if MAX_IMAGE_PIXELS.exceeded_by(pixels):
+                raise InputFileError(
+                    f"{name} is too large an image ({width} x {height}): "
+                    f"{MAX_IMAGE_PIXELS.describe(pixels)}. Scale it down and send it again."
+                )
+            img.verify()  # checks the file's structure without decoding the pixels
+    except InputFileError:
+        raise
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise InputFileError(
+            f"{name} could not be read as an image ({type(exc).__name__}). It may be damaged "
+            "or not an image: give a JPEG or PNG file."
+        ) from None
+    except Image.DecompressionBombError:
+        raise InputFileError(
+            f"{name} is too large an image to decode safely. Scale it down and send it again."
+        ) from None
+    return width, height
+
+
+def audio_seconds(path: Path, name: str) -> float:
+    """A recording's length from its header, refusing one past ``MAX_AUDIO_SECONDS`` or one
+    soundfile cannot read."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(str(path))
+        seconds = info.frames / info.samplerate if info.samplerate else 0.0
+    except Exception as exc:  # soundfile raises several unrelated types
+        raise InputFileError(
+            f"{name} could not be read as audio ({type(exc).__name__}). It may be damaged or "
+            "in a format this machine cannot decode: give a WAV, FLAC or OGG file."
+        ) from None
+    if MAX_AUDIO_SECONDS.exceeded_by(seconds):
+        raise InputFileError(
+            f"{name} is too long a recording: {MAX_AUDIO_SECONDS.describe(seconds)}. Send a "
+            "shorter part."
+        )
+    return seconds
 
 
 def load_audio(path: str | Path, sampling_rate: int = 16_000) -> np.ndarray:
@@ -52,6 +142,7 @@ def load_audio(path: str | Path, sampling_rate: int = 16_000) -> np.ndarray:
     from scipy.signal import resample_poly
 
     path = Path(path)
+    audio_seconds(path, path.name)  # refuse an over-long recording before decoding it
     try:
         data, rate = sf.read(str(path), dtype="float32", always_2d=True)
     except Exception as exc:  # soundfile raises several unrelated types
@@ -70,6 +161,7 @@ def load_image(path: str | Path):  # -> PIL.Image.Image
     from PIL import Image, UnidentifiedImageError
 
     path = Path(path)
+    image_size(path, path.name)  # refuse an over-large image before decoding it
     try:
         with Image.open(path) as img:
             return img.convert("RGB")

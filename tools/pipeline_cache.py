@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from graph_agent.first_imports import TRANSFORMERS_PIPELINES, warm_imports
+from graph_agent.tools.cancel import CancelToken, install_torch_hook
 from graph_agent.tools.errors import ModelUnavailableError
 
 log = logging.getLogger(__name__)
@@ -233,6 +234,9 @@ class Lease:
         self.entries: dict[_Entry, Key] = {}
         self.abandoned = False
         self.finished = False
+        #: Cancelled when the executor stops the call (`PipelineCache.cancel`): its model
+        #: calls and its waits here stop at their next check (`graph_agent.tools.cancel`).
+        self.token = CancelToken()
 
 
 class PipelineCache:
@@ -365,7 +369,9 @@ class PipelineCache:
         behind: the next call tries again.
         """
         key, path = self._key(kind, model)
-        return self._fetch(key, path, loader, tuple(imports), self._lease(), guarded=False).value
+        value = self._fetch(key, path, loader, tuple(imports), self._lease(), guarded=False).value
+        install_torch_hook()  # a loaded torch model can be stopped mid-call from now on
+        return value
 
     @contextmanager
     def get_exclusive(
@@ -398,6 +404,7 @@ class PipelineCache:
             with self._guard:
                 if self._acquire(entry, key, path, lease):
                     break
+        install_torch_hook()  # a loaded torch model can be stopped mid-call from now on
         try:
             yield entry.value
         finally:
@@ -586,7 +593,7 @@ class PipelineCache:
         self._changed.notify_all()
 
     def _check(self, lease: Lease | None, what: str) -> None:
-        if lease is not None and lease.abandoned:
+        if lease is not None and (lease.abandoned or lease.token.cancelled):
             raise AbandonedCallError(
                 f"Stopped waiting for {what}: the call was abandoned after its timeout "
                 "(subtask_timeout_s)."
@@ -696,6 +703,13 @@ class PipelineCache:
                     released / MB,
                 )
                 gc.collect()
+
+    def cancel(self, lease: Lease) -> None:
+        """Stop the call running under ``lease`` at its next check (a forward pass, a wait
+        here); it unwinds in its own thread and gives its models back as usual."""
+        lease.token.cancel()
+        with self._guard:
+            self._changed.notify_all()  # a wait of its ends now
 
     def abandon(self, lease: Lease) -> bool:
         """Give up on a call still running under ``lease``.

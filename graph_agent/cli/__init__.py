@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import threading
 from collections.abc import Sequence
+
+from rich.markup import escape
 
 from graph_agent.cli import eval as eval_cmd
 from graph_agent.cli import index, models, run
@@ -31,12 +35,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Our own progress lines replace the libraries' per-file bars and advisory warnings.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return int(args.func(args))
+        _check_text(argv)
+        args = build_parser().parse_args(argv)
+        code = int(args.func(args))
     except UsageError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        return EXIT_USAGE
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        code = EXIT_USAGE
     except KeyboardInterrupt:
         console.print("interrupted; resume with --thread-id")
-        return 130
+        code = 130
+    except Exception as exc:  # a bug: one line, and the traceback only when asked for
+        if os.environ.get("GRAPH_AGENT_DEBUG"):
+            raise
+        console.print(
+            f"[red]error:[/red] graph-agent failed unexpectedly: {escape(type(exc).__name__)}: "
+            f"{escape(str(exc))} (set GRAPH_AGENT_DEBUG=1 to see the traceback)"
+        )
+        code = EXIT_STEP_FAILED
+    return _leave(code)
+
+
+def _check_text(argv: Sequence[str]) -> None:
+    """Refuse an argument that is not valid UTF-8 (the shell passes raw bytes, which Python
+    keeps as lone surrogates and every later print or database write would choke on)."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise UsageError(
+                f"An argument is not valid UTF-8 text (byte {ord(arg[exc.start]) & 0xFF:#04x} in "
+                f"{shown[:60]!r}). Write the request in UTF-8 (check the terminal's encoding)."
+            ) from None
+
+
+def _leave(code: int) -> int:
+    """``code``, or, while a model call that could not be stopped still runs in a thread,
+    leave at once: interpreter shutdown under a running native call aborts the process
+    ("terminate called without an active exception", exit 134) instead of exiting with
+    ``code``."""
+    stuck = [t for t in threading.enumerate() if t.name.startswith("graph-agent ") and t.is_alive()]
+    if stuck:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

@@ -70,6 +70,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 payload["constraints"] = json.loads(args.constraints)
             except json.JSONDecodeError as exc:
                 raise UsageError(f"--constraints is not valid JSON ({exc}).") from exc
+            if not isinstance(payload["constraints"], dict):
+                raise UsageError(
+                    "--constraints must be a JSON object such as "
+                    '\'{"licenses": ["apache-2.0"]}\', not '
+                    f"{type(payload['constraints']).__name__} {args.constraints!r}."
+                )
     thread_id = args.thread_id or uuid.uuid4().hex[:12]
     config = {"configurable": {"thread_id": thread_id}}
     with _open_graph(args) as graph:

@@ -32,6 +32,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import ValidationError
 
+from graph_agent.boundary import run_context
 from graph_agent.context import Context
 from graph_agent.events import emit, plan_event
 from graph_agent.planning.plan import Plan, PlanError, validate
@@ -123,7 +124,7 @@ def stale_results(
 
 def approve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Ask a human to approve, edit or reject the plan before anything runs."""
-    ctx = runtime.context or Context()
+    ctx = run_context(runtime)
     if not ctx.approve_plan or state.get("error"):
         return {}
     plan = state["plan"]

@@ -15,6 +15,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graph_agent.boundary import run_context
 from graph_agent.context import Context
 from graph_agent.events import emit, emit_verdicts
 from graph_agent.nodes.executor import dispatch
@@ -75,7 +76,7 @@ def critique(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Judge every pending attempt; a rejected one goes back to ``dispatch`` with the next
     candidate until ``max_retries`` or the candidates run out. Then, if the run is stuck on
     failed steps, ask for a re-plan or record why not."""
-    ctx = runtime.context or Context()
+    ctx = run_context(runtime)
     steps = {s["id"]: s for s in state["plan"]["subtasks"]}
     replans = state.get("replans") or 0
     results: dict[str, Any] = {}

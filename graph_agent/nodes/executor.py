@@ -27,12 +27,14 @@ import time
 import traceback
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graph_agent.boundary import OPERATOR, Reader, hide_paths, reader_for, run_context
 from graph_agent.context import Context
 from graph_agent.events import emit_finished, emit_started
 from graph_agent.inputs import input_value
@@ -41,6 +43,7 @@ from graph_agent.progress import ready_steps
 from graph_agent.redact import redact
 from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
+from graph_agent.tools.cancel import cancellable
 from graph_agent.tools.pipeline_cache import PIPELINES, Lease
 from graph_agent.tools.registry import get_tool
 from graph_agent.tools.remote import RemoteBackend, RemoteConfig, RemoteInferenceError
@@ -74,14 +77,21 @@ def _slice(state: State, step: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _resolve(step: dict[str, Any], view: dict[str, Any]) -> dict[str, Any]:
+def _resolve(
+    step: dict[str, Any], view: dict[str, Any], reader: Reader = OPERATOR
+) -> dict[str, Any]:
+    """The step's arguments with inputs and earlier outputs filled in.
+
+    On a server run (``reader`` restricted) a literal argument that names a file on the
+    server is refused like an input outside the roots: a tool opens any path it is given.
+    """
     args = {}
     for role, value in step["args"].items():
         ref = ref_of(value)
         if ref is not None:
             args[role] = ToolResult.from_dict(view["upstream"][ref]).value
         elif isinstance(value, str) and value in view["inputs"]:
-            args[role] = input_value(value, view["inputs"], view["input_types"].get(value))
+            args[role] = input_value(value, view["inputs"], view["input_types"].get(value), reader)
         elif isinstance(value, str) and EMBEDDED_REF.search(value):
             # "What is the price of the <node-2> in the document?": the earlier step's
             # result, as text, goes where the reference stands (TaskBench writes these).
@@ -89,13 +99,23 @@ def _resolve(step: dict[str, Any], view: dict[str, Any]) -> dict[str, Any]:
                 lambda m: ToolResult.from_dict(view["upstream"][m.group(1)]).text, value
             )
         else:
+            if reader.restricted and isinstance(value, str) and _names_a_file(value):
+                raise reader.refuse(role)
             args[role] = value
     return args
 
 
+def _names_a_file(value: str) -> bool:
+    """Whether a literal argument is the path of an existing file or folder."""
+    try:
+        return len(value) < 4096 and "\n" not in value and Path(value).expanduser().exists()
+    except (OSError, ValueError):
+        return False
+
+
 def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     """Run one subtask with its current candidate model; errors become a failed attempt."""
-    ctx = runtime.context or Context()
+    ctx = run_context(runtime)
     step, view = payload["step"], payload["state"]
     candidates = view["selection"]["candidates"]
     if view["attempt"] >= len(candidates):
@@ -112,6 +132,7 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         }
     candidate = candidates[view["attempt"]]
     thread = str(get_config().get("configurable", {}).get("thread_id", "run"))
+    reader = reader_for(runtime, ctx, thread)
     attempt: dict[str, Any] = {
         "model": candidate["id"],
         "model_path": candidate["path"],
@@ -125,7 +146,7 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     emit_started(step, attempt)
     started = time.perf_counter()
     try:
-        args = _resolve(step, view)
+        args = _resolve(step, view, reader)
         # The critic compares a summary's length with this (it must condense, not echo).
         attempt["input_chars"] = len(args["text"]) if isinstance(args.get("text"), str) else 0
         call = ToolCall(
@@ -151,12 +172,19 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     except SubtaskTimeoutError as exc:
         attempt.update(status="error", error=str(exc), timed_out=True)
     except Exception as exc:  # a model failing must not lose the run: the critic decides
-        attempt.update(
-            status="error",
-            error=redact(f"{type(exc).__name__}: {exc}"),
-            # The innermost frames: where the tool failed, even when it ran in a worker thread.
-            trace=redact("".join(traceback.format_exception(exc, limit=-3))),
-        )
+        error = redact(f"{type(exc).__name__}: {exc}")
+        if reader.restricted:
+            # A server client sees its inputs' names, not server paths, and no traceback
+            # (its frames are paths on the server); the server's log keeps both.
+            log.warning("%s failed", step["id"], exc_info=exc)
+            attempt.update(status="error", error=hide_paths(error, view["inputs"].values()))
+        else:
+            attempt.update(
+                status="error",
+                error=error,
+                # The innermost frames: where the tool failed, even in a worker thread.
+                trace=redact("".join(traceback.format_exception(exc, limit=-3))),
+            )
     attempt["seconds"] = round(time.perf_counter() - started, 3)
     emit_finished(step, attempt)
     return {"pending": {step["id"]: attempt}}
@@ -187,12 +215,14 @@ class SubtaskTimeoutError(TimeoutError):
 def call_with_timeout(fn: Callable[[], T], timeout_s: float | None, what: str = "call") -> T:
     """``fn()``, or `SubtaskTimeoutError` once it has run ``timeout_s`` seconds (0: no limit).
 
-    Python cannot kill a thread, so the call runs in a daemon thread and, on timeout, is
-    abandoned, not stopped: it keeps running (and using CPU) until it returns, and its result
-    is discarded. The models it took from the pipeline cache are set aside (`PIPELINES.abandon`):
-    no later call reuses a pipeline the abandoned call may still be running, a later call loads
-    a fresh copy instead, and the set-aside memory stays counted against the budget until the
-    abandoned call finishes. Being a daemon thread, it does not keep the process alive at exit.
+    The call runs in a daemon thread under a cancel token (`graph_agent.tools.cancel`). On
+    timeout the token is cancelled: the call stops at its next check (every torch forward
+    pass, each sentence of a Piper voice, each wait in the pipeline cache) and unwinds within
+    ``STOP_GRACE_S``, so the CPU goes back to idle and its models return to the cache for the
+    next attempt. Only a call that does not stop in that time (a C library that never
+    returns) is abandoned as a last resort: its models are set aside (`PIPELINES.abandon`),
+    so no later call shares a pipeline it may still be running, and their memory stays
+    counted against the budget until it finishes.
     """
     if timeout_s is not None and timeout_s < 0:
         raise ValueError(f"subtask_timeout_s={timeout_s} must be 0 (no timeout) or positive.")
@@ -204,7 +234,7 @@ def call_with_timeout(fn: Callable[[], T], timeout_s: float | None, what: str = 
 
     def work() -> None:
         try:
-            with PIPELINES.using(lease):
+            with PIPELINES.using(lease), cancellable(lease.token):
                 box["value"] = context.run(fn)
         except BaseException as exc:  # handed to the caller's thread below
             box["error"] = exc
@@ -212,17 +242,33 @@ def call_with_timeout(fn: Callable[[], T], timeout_s: float | None, what: str = 
     worker = threading.Thread(target=work, name=f"graph-agent {what}", daemon=True)
     worker.start()
     worker.join(timeout_s)
-    if worker.is_alive() and PIPELINES.abandon(lease):
-        log.warning(
-            "%s timed out after %g s; it keeps running in a background thread and its models "
-            "are not reused.",
-            what,
-            timeout_s,
-        )
-        raise SubtaskTimeoutError(
-            f"timed out after {timeout_s:g} s (subtask_timeout_s); the call was abandoned"
-        )
+    if worker.is_alive():
+        # Stop it at its next check (a forward pass, a wait in the cache): it unwinds in its
+        # thread and gives its models back, so the next attempt reuses them.
+        PIPELINES.cancel(lease)
+        worker.join(STOP_GRACE_S)
+        if worker.is_alive() and PIPELINES.abandon(lease):
+            log.warning(
+                "%s timed out after %g s and did not stop within %g s; it keeps running in a "
+                "background thread and its models are not reused.",
+                what,
+                timeout_s,
+                STOP_GRACE_S,
+            )
+            raise SubtaskTimeoutError(
+                f"timed out after {timeout_s:g} s (subtask_timeout_s); the call could not be "
+                "stopped and was abandoned"
+            )
+        if "value" not in box or lease.token.cancelled:
+            log.info("%s timed out after %g s and was stopped.", what, timeout_s)
+            raise SubtaskTimeoutError(
+                f"timed out after {timeout_s:g} s (subtask_timeout_s); the call was stopped"
+            )
     worker.join()  # it finished at the deadline: a moment at most
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+#: Seconds a timed-out call may take to reach its next cancellation check and unwind.
+STOP_GRACE_S = 5.0

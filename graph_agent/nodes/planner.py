@@ -26,10 +26,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from graph_agent.boundary import hide_paths, is_server_run, reader_for, refusal, run_context
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.events import emit, plan_event
-from graph_agent.inputs import input_types
+from graph_agent.inputs import checked_inputs, input_types
 from graph_agent.planning.constraints import stated_constraints
 from graph_agent.planning.llm import LLMPlannerError, make_chat_model, plan_with_llm_result
 from graph_agent.planning.offline import plan_offline
@@ -61,13 +62,23 @@ def _fresh_run(decision: dict[str, Any]) -> dict[str, Any]:
 
 def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Plan the request; a bad request becomes ``error`` for the responder to explain."""
-    ctx = runtime.context or Context()
     started = time.perf_counter()
+    try:
+        ctx = run_context(runtime, strict=True)
+    except RequestError as exc:  # a setting of the wrong type, sent by a server client
+        return {**_fresh_run(_refused(str(exc))), "error": str(exc)}
+    refused = refusal(runtime)
+    if refused:
+        return {**_fresh_run(_refused(refused)), "error": refused}
     # On a reused thread, what the previous request produced can be worked on ("now
     # translate that summary"): offered as extra named inputs (see graph_agent.turns).
     earlier = carried_inputs(state)
+    given: dict[str, str] = {}
     try:
-        types = input_types({**earlier, **(state.get("inputs") or {})})
+        given = checked_inputs(state.get("inputs"))
+        constraints = _checked_constraints(state.get("constraints"))
+        reader = reader_for(runtime, ctx, _thread_id())
+        types = input_types({**earlier, **given}, reader, state.get("request", ""))
         llm: dict[str, Any] = {}
         if ctx.planner == "offline":
             plan_ = validate(plan_offline(state.get("request", ""), types, ctx.models_dir), types)
@@ -89,11 +100,14 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             if result.fallback:
                 llm |= {"fallback": result.fallback, "why": result.why}
     except (RequestError, PlanError, LLMPlannerError) as exc:
-        decision = {"node": "planner", "decision": "error", "detail": str(exc)}
+        message = str(exc)
+        if is_server_run(runtime):  # a client sees its inputs' names, not server paths
+            message = hide_paths(message, [*given.values(), *earlier.values()])
+        decision = {"node": "planner", "decision": "error", "detail": message}
         if ctx.planner != "offline":
             decision["planner"] = ctx.planner
         update = _fresh_run(decision)
-        return {**update, "error": str(exc)}
+        return {**update, "error": message}
     stated = stated_constraints(state.get("request", ""), [s.task for s in plan_.subtasks])
     update = _fresh_run(
         {
@@ -109,7 +123,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         }
     )
     # Constraints passed explicitly win over those read from the request's words.
-    constraints = {**stated, **(state.get("constraints") or {})}
+    constraints = {**stated, **constraints}
     emit("plan_ready", **plan_event(plan_.model_dump(), llm.get("planned_by", ctx.planner)))
     return {
         **update,
@@ -118,6 +132,32 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "plan": plan_.model_dump(),
         "constraints": constraints,
     }
+
+
+def _refused(detail: str) -> dict[str, Any]:
+    return {"node": "planner", "decision": "refused", "detail": detail}
+
+
+def _thread_id() -> str | None:
+    from langgraph.config import get_config
+
+    try:
+        value = get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:  # called outside a run (tests of the node alone)
+        return None
+    return str(value) if value else None
+
+
+def _checked_constraints(constraints: object) -> dict[str, Any]:
+    """The caller's constraints as an object, or one clear error (a list, a number)."""
+    if constraints is None:
+        return {}
+    if not isinstance(constraints, dict):
+        raise RequestError(
+            '\'constraints\' must be an object such as {"licenses": ["apache-2.0"]}, '
+            f"not a {type(constraints).__name__}."
+        )
+    return constraints
 
 
 # --------------------------------------------------------------------------- re-planning

@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from graph_agent.boundary import run_context
 from graph_agent.context import Context
 from graph_agent.planning.llm import reply_text
 from graph_agent.report import (
@@ -80,7 +81,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     are saved as report.json and report.md in the run's artifact folder (the executor's
     ``ArtifactStore`` folder for this thread), never anywhere else.
     """
-    ctx = runtime.context or Context()
+    ctx = run_context(runtime)
     report = build_report(state, planner=ctx.planner)
     template = template_answer(state)
     if state.get("error"):

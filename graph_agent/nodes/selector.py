@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from graph_agent.boundary import run_context
 from graph_agent.context import Context
 from graph_agent.progress import drop_avoided
 from graph_agent.retrieval_index.cards import ModelCard
@@ -24,7 +25,7 @@ from graph_agent.tools.remote import RemoteConfig, choose_backend, remote_call
 
 def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Rank models for each subtask, querying with the words of the request it serves."""
-    ctx = runtime.context or Context()
+    ctx = run_context(runtime)
     try:
         constraints = Constraints.from_dict(state.get("constraints"))
         remote = RemoteConfig.parse(

@@ -36,6 +36,7 @@ from graph_agent.file_names import FILE_NAME, file_kind, files_named_in
 from graph_agent.planning.clauses import QUOTED, Clause, split_clauses
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask
+from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.linking import READS_TEXT_OF_IMAGES, StepText, link
 from graph_agent.planning.plan import CONVERSIONS, Plan
@@ -431,8 +432,14 @@ def plan_offline(
                 " The task detector's embedding model is not installed, so only keywords"
                 " were matched: run `graph-agent models install`."
             )
+        if errand_verb(request):
+            raise RequestError(errand_refusal(errand_verb(request) or ""))
         raise RequestError(
             "Could not find a task in the request. Name what to do, e.g. transcribe, "
             "summarize, translate, classify an image, detect objects, read aloud." + hint
         )
+    verb = errand_verb(request)
+    guessed = all(step.task in GUESSES and not step.quotes for step in steps)
+    if verb and guessed and not input_types and not files_named_in(request):
+        raise RequestError(errand_refusal(verb))
     return Plan(subtasks=link(steps, request, dict(input_types)))

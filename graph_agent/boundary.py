@@ -1,0 +1,258 @@
+"""The trust boundary: what a run that arrives through the server may set and read.
+
+The CLI's user and a Python embedder are the operator: they choose where the agent writes,
+which models and endpoints it uses, and which files it reads. A run that arrives through the
+LangGraph server (HTTP or MCP) comes from a client, who is not trusted with any of that:
+
+- **settings** that touch the machine or the network (``OPERATOR_ONLY``: where it writes,
+  which models directory, chat-model planner and endpoints, memory, device, timeouts) keep
+  the operator's values (environment or server config). A client that sends one is refused
+  with the setting's name, unless the operator lists it in ``GRAPH_AGENT_CLIENT_SETTINGS``.
+  Numbers a client may set are capped (``CLIENT_CAPS``), so a client cannot buy unbounded
+  work with ``max_retries: 1000``;
+- **files**: a client's input is read only when it lies, after resolving symlinks, under one
+  of the operator's input roots (``GRAPH_AGENT_INPUT_ROOTS``, paths separated by ``:``) or
+  in this thread's own artifact folder (outputs of its earlier requests). Anything else is
+  refused with the input's name, never the path, and with the same words whether or not the
+  path exists, so a client cannot probe the server's disk;
+- **tokens** follow from the settings: the inference endpoints, and so where
+  ``GRAPH_AGENT_INFERENCE_TOKEN`` goes, are the operator's.
+
+A run is a server run when LangGraph gives the node a ``server_info`` (the server puts the
+assistant and graph ids into every run's config, and a client cannot remove them). Every node
+reads its settings through :func:`run_context`, so a resumed run cannot change them either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graph_agent.context import Context
+from graph_agent.errors import RequestError
+from graph_agent.tools.artifacts import ArtifactStore
+
+#: Settings only the operator may choose: each touches the machine (files, memory, CPU time)
+#: or the network (which hosts are called, and so which of them receive a token).
+OPERATOR_ONLY = frozenset(
+    {
+        "planner",
+        "models_dir",
+        "artifacts_dir",
+        "memory_budget_mb",
+        "device",
+        "subtask_timeout_s",
+        "inference_endpoint",
+        "inference_provider",
+        "inference_timeout_s",
+        "remote_min_params_m",
+    }
+)
+#: The most a client may ask of these (the operator's own value wins when it is higher).
+CLIENT_CAPS: dict[str, int] = {"max_retries": 5, "max_replans": 3}
+#: Environment: extra settings the operator lets clients choose (comma-separated names).
+CLIENT_SETTINGS_ENV = "GRAPH_AGENT_CLIENT_SETTINGS"
+#: Environment: folders whose files a server client may name as inputs (``os.pathsep``).
+INPUT_ROOTS_ENV = "GRAPH_AGENT_INPUT_ROOTS"
+
+
+def is_server_run(runtime: Any) -> bool:
+    """Whether this run came through the LangGraph server (and so from a client)."""
+    return getattr(runtime, "server_info", None) is not None
+
+
+def client_settable() -> frozenset[str]:
+    """Operator-only settings the operator opened to clients, by name."""
+    raw = os.environ.get(CLIENT_SETTINGS_ENV, "")
+    return frozenset(n.strip() for n in raw.split(",") if n.strip())
+
+
+def input_roots() -> tuple[Path, ...]:
+    """The operator's input roots, resolved; none by default (clients send text only)."""
+    raw = os.environ.get(INPUT_ROOTS_ENV, "")
+    roots = []
+    for part in raw.split(os.pathsep):
+        if part.strip():
+            roots.append(Path(part.strip()).expanduser().resolve())
+    return tuple(roots)
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Context)}
+
+
+def _coerce(name: str, value: Any, kind: type) -> Any:
+    """``value`` as the field's type, or RequestError naming the setting."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in {"true", "false", "1", "0"}:
+            return value.strip().lower() in {"true", "1"}
+        raise RequestError(f"Setting {name!r} must be true or false, not {value!r}.")
+    if kind in (int, float):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise RequestError(f"Setting {name!r} must be a number, not {value!r}.")
+        try:
+            number = float(value)
+        except ValueError:
+            raise RequestError(f"Setting {name!r} must be a number, not {value!r}.") from None
+        if number != number or number in (float("inf"), float("-inf")) or number < 0:
+            raise RequestError(f"Setting {name!r} must be a number of 0 or more, not {value!r}.")
+        if kind is int:
+            if number != int(number):
+                raise RequestError(f"Setting {name!r} must be a whole number, not {value!r}.")
+            return int(number)
+        return number
+    if not isinstance(value, str):
+        raise RequestError(f"Setting {name!r} must be text, not {value!r}.")
+    return value
+
+
+_KINDS = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def checked(ctx: Context) -> Context:
+    """``ctx`` with every field of its declared type, or RequestError naming the bad one.
+
+    The server builds the Context from a client's JSON without checking types, and a string
+    where a number belongs would otherwise fail deep inside a node with a TypeError.
+    """
+    values = {}
+    for name, f in _FIELDS.items():
+        kind = _KINDS.get(f.type if isinstance(f.type, str) else f.type.__name__, str)
+        values[name] = _coerce(name, getattr(ctx, name), kind)
+    return dataclasses.replace(ctx, **values)
+
+
+def refused_settings(ctx: Context) -> list[str]:
+    """The settings in ``ctx`` a client chose but may not: operator-only ones that differ
+    from the operator's value, and numbers above their cap."""
+    operator = Context()
+    opened = client_settable()
+    refused = [
+        name
+        for name in sorted(OPERATOR_ONLY - opened)
+        if getattr(ctx, name) != getattr(operator, name)
+    ]
+    for name, cap in CLIENT_CAPS.items():
+        if name not in opened and getattr(ctx, name) > max(cap, getattr(operator, name)):
+            refused.append(name)
+    return refused
+
+
+def run_context(runtime: Any, strict: bool = False) -> Context:
+    """The settings a node runs with: type-checked, and for a server run the operator's
+    values for everything a client may not set (a refused client value never takes effect,
+    also on a resumed run; the planner says which were refused, see `refusal`).
+
+    ``strict`` (the planner, where a run starts) raises RequestError for a setting of the
+    wrong type, so the run is refused with its name. Later nodes never raise: a server run
+    falls back to the operator's settings, an embedder's run keeps its own.
+    """
+    raw = getattr(runtime, "context", None) or Context()
+    try:
+        ctx = checked(raw)
+    except RequestError:
+        if strict:
+            raise
+        return Context() if is_server_run(runtime) else raw
+    if not is_server_run(runtime):
+        return ctx
+    refused = refused_settings(ctx)
+    if not refused:
+        return ctx
+    operator = Context()
+    return dataclasses.replace(ctx, **{name: getattr(operator, name) for name in refused})
+
+
+def refusal(runtime: Any) -> str | None:
+    """Why a server run is refused for its settings, or None when it may go ahead."""
+    raw = getattr(runtime, "context", None)
+    if not is_server_run(runtime) or raw is None:
+        return None
+    refused = refused_settings(checked(raw))
+    if not refused:
+        return None
+    capped = [n for n in refused if n in CLIENT_CAPS]
+    fixed = [n for n in refused if n not in CLIENT_CAPS]
+    parts = []
+    if fixed:
+        parts.append(
+            f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} set by the server's "
+            "operator, not by a client"
+        )
+    if capped:
+        parts.append(
+            ", ".join(
+                f"{n} may be at most {max(CLIENT_CAPS[n], getattr(Context(), n))}" for n in capped
+            )
+        )
+    return (
+        f"This server does not accept these run settings: {'; '.join(parts)}. Leave them out "
+        f"(the operator can open one to clients with {CLIENT_SETTINGS_ENV})."
+    )
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Which files a run may read: any (the operator's runs) or those under ``roots``."""
+
+    roots: tuple[Path, ...] | None = None
+
+    @property
+    def restricted(self) -> bool:
+        return self.roots is not None
+
+    def allows(self, path: Path) -> bool:
+        """Whether ``path``, symlinks resolved, lies under one of the roots."""
+        if self.roots is None:
+            return True
+        try:
+            real = path.expanduser().resolve()
+        except (OSError, RuntimeError, ValueError):
+            return False
+        return any(real == root or real.is_relative_to(root) for root in self.roots)
+
+    def refuse(self, name: str) -> RequestError:
+        """The one refusal for a path outside the roots: the input's name, never the path,
+        the same whether the path exists or not."""
+        where = (
+            "in the folders this server reads inputs from"
+            if self.roots
+            else "readable: this server reads no files from clients"
+        )
+        return RequestError(
+            f"Input {name!r} is a file path that is not {where}. Send the content as text, "
+            f"or ask the server's operator to add its folder to {INPUT_ROOTS_ENV}."
+        )
+
+
+OPERATOR = Reader()
+
+
+def reader_for(runtime: Any, ctx: Context, thread_id: str | None) -> Reader:
+    """The file policy of a run: the operator's runs read anything; a server run reads its
+    input roots and its own thread's artifact folder (earlier outputs on the thread)."""
+    if not is_server_run(runtime):
+        return OPERATOR
+    roots: list[Path] = list(input_roots())
+    if thread_id:
+        roots.append(ArtifactStore(ctx.artifacts_dir, run_id=thread_id).run_dir)
+    return Reader(tuple(roots))
+
+
+def hide_paths(message: str, paths: Iterable[str]) -> str:
+    """``message`` with each of ``paths`` (and its resolved form) replaced by its base name:
+    a client sees names, not where the server keeps files."""
+    for raw in sorted({p for p in paths if p}, key=len, reverse=True):
+        variants = {raw}
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            variants.add(str(Path(raw).expanduser().resolve()))
+        for variant in sorted(variants, key=len, reverse=True):
+            if len(variant) > 1 and variant in message:
+                message = message.replace(variant, Path(variant).name or "(file)")
+    return message

@@ -1,0 +1,80 @@
+"""Errands: requests to act in the world ("order a pizza", "book a flight"), which no model
+here can do.
+
+The agent's models turn text, images and audio into text, images and audio. A request whose
+main verb asks for an act (buying, booking, sending, calling, paying) has nothing for them to
+work on, and the classifier, which must pick some task, used to hand the words to the chat
+model: "order a pizza" was answered "Sure, I'd be happy to order a pizza!". Such a request is
+refused with the reason instead.
+
+This is a rule, kept because it guards a class no amount of task training covers (every
+errand verb would need a "none" example): it fires only when the verb leads the request and
+the plan is nothing but a chat model, a generator or a voice fed the request's own words, so
+"write an e-mail ordering a pizza" (verb: write) and "send me a summary of notes.txt" (a file
+to work on) are planned as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Verbs that ask for an act in the world, not for text, an image or a sound.
+ERRAND_VERBS = frozenset(
+    {
+        # Kept to verbs that have no reading as "make me a text, picture or sound": "send
+        # me a poem", "text me a joke" or "turn this into speech" are requests to the models.
+        "order",
+        "buy",
+        "purchase",
+        "book",
+        "reserve",
+        "pay",
+        "call",
+        "phone",
+        "dial",
+        "deliver",
+        "ship",
+        "transfer",
+        "wire",
+        "deposit",
+        "withdraw",
+        "schedule",
+        "cancel",
+        "subscribe",
+        "unsubscribe",
+        "drive",
+        "navigate",
+    }
+)
+
+#: Tasks that, fed the request's own words, are a guess rather than a plan.
+GUESSES = frozenset({"text-generation", "conversational", "text-to-speech"})
+
+# Greetings and polite openings before the verb: "hey, can you please order ...".
+_OPENING = re.compile(
+    r"^\s*(?:(?:hey|hi|hello|ok|okay|so|please|pls|plz|kindly|now|just)\b[\s,!.]*)*"
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+|pls\s+|kindly\s+)?"
+    r"|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+"
+    r"|go\s+(?:and\s+)?|help\s+me\s+)?"
+    r"(?P<verb>[a-z][a-z-]*)\b",
+    re.IGNORECASE,
+)
+
+
+def errand_verb(request: str) -> str | None:
+    """The errand verb the request opens with ("order", "book"), or None."""
+    match = _OPENING.match(request)
+    if match is None:
+        return None
+    verb = match["verb"].lower()
+    return verb if verb in ERRAND_VERBS else None
+
+
+def errand_refusal(verb: str) -> str:
+    """Why an errand is refused, and what the agent can do instead."""
+    return (
+        f"No model here can do that: '{verb}' asks for an act in the world, and the models "
+        "here only turn text, pictures and recordings into text, pictures and sound. Ask "
+        f"for something they can make, e.g. 'write a message asking to {verb} ...', or give "
+        "a file to work on."
+    )

@@ -1,0 +1,100 @@
+"""Who may call the LangGraph server, and what each caller may see: the ``auth.path`` that
+``langgraph.json`` names (LangGraph's custom auth, ``langgraph_sdk.Auth``).
+
+- **Authentication**: with ``GRAPH_AGENT_API_KEYS`` set (comma-separated ``name=key`` pairs,
+  or bare keys), every request must carry one of the keys, as ``x-api-key: KEY`` or
+  ``Authorization: Bearer KEY``; anything else is a 401. Unset, the server is open: every
+  caller is the same ``anonymous`` user, which is what ``langgraph dev`` on 127.0.0.1 is for.
+  Set keys before the server listens on any other address.
+- **Ownership**: a caller sees and changes only the threads (and their runs and state) it
+  created, so one client cannot read another's requests, files or answers, nor write into
+  another's thread. Assistants are the operator's: clients may read them and run them, not
+  create or change them (an assistant's config would otherwise carry a client's settings).
+
+What a run may do once it starts is decided in the graph (`graph_agent.boundary`): this module
+answers who is calling, the boundary what any caller may set and read.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from typing import Any
+
+from langgraph_sdk import Auth
+
+#: Environment: the keys callers present (``name=key`` pairs or bare keys, comma-separated).
+API_KEYS_ENV = "GRAPH_AGENT_API_KEYS"
+
+auth = Auth()
+
+
+def api_keys() -> dict[str, str]:
+    """key -> caller name, from ``GRAPH_AGENT_API_KEYS`` (read at each request, so tests and
+    operators can change it with a restart)."""
+    keys: dict[str, str] = {}
+    for number, item in enumerate(os.environ.get(API_KEYS_ENV, "").split(","), start=1):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, key = item.partition("=")
+        if not sep:
+            name, key = f"key-{number}", item
+        keys[key.strip()] = name.strip() or f"key-{number}"
+    return keys
+
+
+def _presented(headers: dict[Any, Any]) -> str:
+    """The key a request presents: ``x-api-key``, else a bearer token."""
+
+    def header(name: str) -> str:
+        value = headers.get(name.encode()) or headers.get(name) or b""
+        return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+
+    key = header("x-api-key").strip()
+    if key:
+        return key
+    scheme, _, token = header("authorization").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+@auth.authenticate
+async def authenticate(headers: dict[Any, Any]) -> Auth.types.MinimalUserDict:
+    """The caller's identity from its key; everyone is ``anonymous`` when no keys are set."""
+    keys = api_keys()
+    if not keys:
+        return {"identity": "anonymous", "is_authenticated": True}
+    presented = _presented(headers)
+    for key, name in keys.items():
+        if presented and hmac.compare_digest(presented.encode(), key.encode()):
+            return {"identity": name, "is_authenticated": True}
+    raise Auth.exceptions.HTTPException(
+        status_code=401,
+        detail="This server needs an API key: send it as 'x-api-key: KEY' or "
+        "'Authorization: Bearer KEY' (the operator sets them in GRAPH_AGENT_API_KEYS).",
+    )
+
+
+@auth.on.threads
+async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Threads belong to the caller that made them: new ones are tagged with its identity,
+    and every read, search, update, run and deletion is filtered to its own."""
+    owner = ctx.user.identity
+    if isinstance(value, dict):
+        metadata = value.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = {}
+            value["metadata"] = metadata
+        metadata["owner"] = owner
+    return {"owner": owner}
+
+
+@auth.on.assistants.create
+@auth.on.assistants.update
+@auth.on.assistants.delete
+async def operator_assistants(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """Clients run the operator's assistants; they do not make or change them."""
+    raise Auth.exceptions.HTTPException(
+        status_code=403,
+        detail="Assistants are configured by the server's operator; clients may run them.",
+    )

@@ -1,0 +1,100 @@
+"""LangGraph custom auth (``auth.path`` in ``langgraph.json`` -> ``graph_agent/server_auth.py``)
+on a real ``langgraph dev`` started with API keys, on 127.0.0.1, stopped by PID.
+
+Without a key nothing answers (``/mcp`` included); with one, a caller runs the graph, sees only
+its own threads, and cannot make assistants.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.server
+
+KEYS = {"alice": "alice-key-1234567890", "bob": "bob-key-0987654321"}
+
+
+@pytest.fixture(scope="module")
+def keyed_server(tmp_path_factory) -> Iterator[str]:
+    from conftest import dev_server
+
+    base = tmp_path_factory.mktemp("keyed-server")
+    env = {
+        "GRAPH_AGENT_API_KEYS": ",".join(f"{name}={key}" for name, key in KEYS.items()),
+        "GRAPH_AGENT_ARTIFACTS_DIR": str(base / "artifacts"),
+    }
+    with dev_server(base, env) as url:
+        yield url
+
+
+def call(url: str, body: dict[str, Any] | None = None, key: str | None = None, **headers: str):
+    """(status, JSON body) of one request; errors are returned, not raised."""
+    if key:
+        headers["x-api-key"] = key
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode() if body is not None else None,
+        method="POST" if body is not None else "GET",
+        headers={"Content-Type": "application/json", **headers},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            return resp.status, json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def test_no_key_or_a_wrong_key_gets_401_on_every_door(keyed_server):
+    run = {"assistant_id": "graph-agent", "input": {"request": "summarize this: hi."}}
+    mcp = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    for key in (None, "not-a-key"):
+        status, body = call(f"{keyed_server}/runs/wait", run, key=key)
+        assert status == 401 and "needs an API key" in body["detail"], body
+        status, _ = call(f"{keyed_server}/mcp", mcp, key=key, **accept)
+        assert status == 401
+        status, _ = call(f"{keyed_server}/threads/search", {}, key=key)
+        assert status == 401
+    status, _ = call(f"{keyed_server}/runs/wait", run, Authorization=f"Bearer {KEYS['alice']}")
+    assert status == 200  # a bearer token works as well as x-api-key
+
+
+def test_a_caller_sees_only_its_own_threads(keyed_server):
+    status, thread = call(f"{keyed_server}/threads", {}, key=KEYS["alice"])
+    assert status == 200
+    tid = thread["thread_id"]
+    status, state = call(
+        f"{keyed_server}/threads/{tid}/runs/wait",
+        {"assistant_id": "graph-agent", "input": {"request": "summarize this: the bus is late."}},
+        key=KEYS["alice"],
+    )
+    assert status == 200 and state.get("answer"), state
+    # Bob can neither read Alice's thread nor find it, nor write into it.
+    assert call(f"{keyed_server}/threads/{tid}", key=KEYS["bob"])[0] == 404
+    _, found = call(f"{keyed_server}/threads/search", {}, key=KEYS["bob"])
+    assert tid not in {t["thread_id"] for t in found}
+    status, _ = call(
+        f"{keyed_server}/threads/{tid}/state", {"values": {"request": "x"}}, key=KEYS["bob"]
+    )
+    assert status == 404
+    # Alice still can.
+    assert call(f"{keyed_server}/threads/{tid}", key=KEYS["alice"])[0] == 200
+
+
+def test_clients_run_the_operators_assistants_but_do_not_make_them(keyed_server):
+    status, body = call(
+        f"{keyed_server}/assistants",
+        {"graph_id": "graph-agent", "context": {"artifacts_dir": "/"}},
+        key=KEYS["alice"],
+    )
+    assert status == 403 and "operator" in body["detail"]
+    status, found = call(
+        f"{keyed_server}/assistants/search", {"graph_id": "graph-agent"}, key=KEYS["alice"]
+    )
+    assert status == 200 and found
