@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from typing import Any
 
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
+from graph_agent.file_names import file_kind
 from graph_agent.tools.artifacts import ArtifactStore
 
 #: Settings only the operator may choose: each touches the machine (files, memory, CPU time)
@@ -217,6 +219,15 @@ class Reader:
             return False
         return any(real == root or real.is_relative_to(root) for root in self.roots)
 
+    def check_path(self, name: str, value: str) -> None:
+        """Refuse ``value`` when it is written like a path that lies outside the roots.
+
+        Decided by how the value is written and by the roots alone, never by asking the disk
+        first, so the answer is the same whether the path exists or not.
+        """
+        if self.restricted and written_like_path(value) and not self.allows(Path(value)):
+            raise self.refuse(name)
+
     def refuse(self, name: str) -> RequestError:
         """The one refusal for a path outside the roots: the input's name, never the path,
         the same whether the path exists or not."""
@@ -232,6 +243,24 @@ class Reader:
 
 
 OPERATOR = Reader()
+
+#: How a path starts when it is not a bare name: absolute, home-relative, relative, or a
+#: Windows drive.
+PATH_START = re.compile(r"(?:/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])")
+
+
+def written_like_path(value: str) -> bool:
+    """Whether a client's value is written like a file path: one line, and it starts like
+    a path ("/", "~", "./", "C:\\") or is one word with a folder separator or a file suffix
+    ("data/a.wav", "notes.txt"). Words and sentences are not."""
+    value = value.strip()
+    if not value or "\n" in value or len(value) >= 4096:
+        return False
+    if PATH_START.match(value):
+        return True
+    if any(c.isspace() for c in value):
+        return False
+    return "/" in value or "\\" in value or file_kind(value) is not None
 
 
 def reader_for(runtime: Any, ctx: Context, thread_id: str | None) -> Reader:

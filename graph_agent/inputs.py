@@ -8,20 +8,15 @@ so a damaged or oversized file is one clear error at the start instead of a fail
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from graph_agent.boundary import OPERATOR, Reader
+from graph_agent.boundary import OPERATOR, PATH_START, Reader, written_like_path
 from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind, is_folder, not_a_file
 from graph_agent.tools.errors import InputFileError
 from graph_agent.tools.limits import MAX_TEXT_CHARS
 from graph_agent.tools.media import check_media, sniff_modality
 from graph_agent.tools.results import Modality
-
-#: How a path starts when it is not a bare name: absolute, home-relative, relative, or a
-#: Windows drive.
-_PATH_START = re.compile(r"(?:/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])")
 
 
 def _looks_like_path(name: str, value: str) -> bool:
@@ -35,7 +30,7 @@ def _looks_like_path(name: str, value: str) -> bool:
     value = value.strip()
     if "\n" in value or len(value) >= 4096:
         return False
-    starts_like_path = bool(_PATH_START.match(value))
+    starts_like_path = bool(PATH_START.match(value))
     if any(c.isspace() for c in value) and not starts_like_path:
         return False
     return (file_kind(value) or file_kind(name)) is not None or (
@@ -86,7 +81,8 @@ def input_types(
     types: dict[str, Modality | None] = {}
     text_chars = len(request)
     for name, value in checked_inputs(inputs).items():
-        path = _existing_file(value)
+        reader.check_path(name, value)  # before the disk is asked anything
+        path = _existing_file(value) if _may_probe(reader, value) else None
         _guard(reader, name, value, path)
         if path is not None:
             kind = sniff_modality(path)
@@ -122,14 +118,20 @@ def _text_length(path: Path) -> int:
 
 
 def _guard(reader: Reader, name: str, value: str, path: Path | None) -> None:
-    """Refuse a path ``reader`` may not read: one that exists outside its roots, or one
-    written as a path (whether or not it exists: the answer must not tell)."""
+    """Refuse what ``reader`` may not read: a value written like a path outside its roots
+    (decided without asking the disk, so the answer does not tell whether it exists), or
+    an existing file outside them however it is written."""
     if not reader.restricted:
         return
-    if path is not None and reader.allows(path):
-        return
-    if path is not None or _looks_like_path(name, value):
+    reader.check_path(name, value)
+    if path is not None and not reader.allows(path):
         raise reader.refuse(name)
+
+
+def _may_probe(reader: Reader, value: str) -> bool:
+    """Whether the disk may be asked about ``value``: always for the operator; for a server
+    client only when it is written like a path inside the roots (words stay words)."""
+    return not reader.restricted or written_like_path(value)
 
 
 def _read_text(path: Path) -> str:
@@ -145,7 +147,8 @@ def input_value(
     changed after planning (a client can write thread state).
     """
     value = str(inputs[name])
-    path = _existing_file(value)
+    reader.check_path(name, value)
+    path = _existing_file(value) if _may_probe(reader, value) else None
     _guard(reader, name, value, path)
     if path is None:
         return value

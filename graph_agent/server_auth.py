@@ -6,10 +6,14 @@
   ``Authorization: Bearer KEY``; anything else is a 401. Unset, the server is open: every
   caller is the same ``anonymous`` user, which is what ``langgraph dev`` on 127.0.0.1 is for.
   Set keys before the server listens on any other address.
-- **Ownership**: a caller sees and changes only the threads (and their runs and state) it
-  created, so one client cannot read another's requests, files or answers, nor write into
-  another's thread. Assistants are the operator's: clients may read them and run them, not
-  create or change them (an assistant's config would otherwise carry a client's settings).
+- **Ownership**: a caller sees and changes only the threads (and their runs) it created, so
+  one client cannot read another's requests, files or answers. Assistants are the
+  operator's: clients may read and run them, not create or change them (an assistant's
+  config would otherwise carry a client's settings).
+- **No state writes**: a client starts runs and resumes interrupted ones; it cannot write a
+  thread's state (``POST /threads/{id}/state``, ``supersteps``) or send ``command.update`` /
+  ``command.goto``, which would hand a step any path as an earlier result. The store and
+  crons are not offered.
 
 What a run may do once it starts is decided in the graph (`graph_agent.boundary`): this module
 answers who is calling, the boundary what any caller may set and read.
@@ -75,10 +79,8 @@ async def authenticate(headers: dict[Any, Any]) -> Auth.types.MinimalUserDict:
     )
 
 
-@auth.on.threads
-async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
-    """Threads belong to the caller that made them: new ones are tagged with its identity,
-    and every read, search, update, run and deletion is filtered to its own."""
+def _own(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Tag what the caller creates with its identity; filter what it touches to its own."""
     owner = ctx.user.identity
     if isinstance(value, dict):
         metadata = value.get("metadata")
@@ -89,12 +91,59 @@ async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Fil
     return {"owner": owner}
 
 
+def _forbid(detail: str) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=403, detail=detail)
+
+
+@auth.on.threads
+async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Threads belong to the caller that made them: new ones are tagged with its identity,
+    and every read, search, update, run and deletion is filtered to its own."""
+    return _own(ctx, value)
+
+
+@auth.on.threads.update
+async def no_state_writes(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A caller may rename its threads (metadata) and cancel its runs, not write their state.
+
+    Writing state (``POST /threads/{id}/state``, threads created with ``supersteps``) would let
+    a client hand a step any file path or model folder as an earlier result; the graph checks
+    those too, but the door is shut here first.
+    """
+    if isinstance(value, dict) and not value.get("metadata") and not value.get("action"):
+        raise _forbid("Clients cannot write a thread's state on this server; start a run instead.")
+    return _own(ctx, value)
+
+
+@auth.on.threads.create_run
+async def runs_resume_only(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A run may start from input or resume an interrupted one (``command.resume``: the
+    plan approval). ``command.update`` and ``command.goto`` write state or jump to a node with
+    a client's payload, so they are refused."""
+    command = ((value or {}).get("kwargs") or {}).get("command") or {}
+    if isinstance(command, dict) and (command.get("update") or command.get("goto")):
+        raise _forbid(
+            "Clients may resume a run (command.resume) but not update its state or jump to a "
+            "node (command.update, command.goto) on this server."
+        )
+    return _own(ctx, value)
+
+
 @auth.on.assistants.create
 @auth.on.assistants.update
 @auth.on.assistants.delete
 async def operator_assistants(ctx: Auth.types.AuthContext, value: Any) -> bool:
     """Clients run the operator's assistants; they do not make or change them."""
-    raise Auth.exceptions.HTTPException(
-        status_code=403,
-        detail="Assistants are configured by the server's operator; clients may run them.",
-    )
+    raise _forbid("Assistants are configured by the server's operator; clients may run them.")
+
+
+@auth.on.crons
+async def no_crons(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """The agent has no scheduled runs; a client cannot add any."""
+    raise _forbid("Scheduled runs (crons) are not offered by this server.")
+
+
+@auth.on.store
+async def no_store(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """The graph keeps nothing in the server's store; clients may not use it either."""
+    raise _forbid("The key-value store is not offered by this server.")

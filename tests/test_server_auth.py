@@ -82,7 +82,7 @@ def test_a_caller_sees_only_its_own_threads(keyed_server):
     status, _ = call(
         f"{keyed_server}/threads/{tid}/state", {"values": {"request": "x"}}, key=KEYS["bob"]
     )
-    assert status == 404
+    assert status in (403, 404)  # no state writes for anyone, and not Alice's thread
     # Alice still can.
     assert call(f"{keyed_server}/threads/{tid}", key=KEYS["alice"])[0] == 200
 

@@ -154,9 +154,20 @@ def test_a_missing_path_and_an_existing_one_get_the_same_answer(server, secret_f
     assert there == missing
 
 
-def test_a_path_written_into_thread_state_is_not_opened(server, secret_file, server_dirs):
-    """A client can write thread state (``POST /threads/{id}/state``) while a run waits for
-    approval; an input path put there is refused when the step reads it, not opened."""
+def _status(url: str, body: dict[str, Any]) -> tuple[int, str]:
+    import urllib.error
+
+    try:
+        _post(url, body)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    return 200, ""
+
+
+def test_a_client_cannot_write_thread_state(server, secret_file, server_dirs):
+    """Written state could hand a step any path as an input, an earlier result or a model
+    folder; the server's auth refuses the writes (the graph checks those paths too, see
+    test_a_state_path_is_refused_by_the_graph_too)."""
     allowed = server_dirs["uploads"] / "allowed.txt"
     allowed.write_text("The ferry leaves at noon and returns at six.", encoding="utf-8")
     thread = _post(f"{server}/threads", {})["thread_id"]
@@ -169,16 +180,25 @@ def test_a_path_written_into_thread_state_is_not_opened(server, secret_file, ser
         },
     )
     assert waiting.get("__interrupt__"), waiting
-    _post(
-        f"{server}/threads/{thread}/state", {"values": {"inputs": {"notes.txt": str(secret_file)}}}
-    )
+    evil = {"inputs": {"notes.txt": str(secret_file)}}
+    status, body = _status(f"{server}/threads/{thread}/state", {"values": evil})
+    assert status == 403 and "cannot write a thread's state" in body
+    for command in ({"update": evil, "resume": True}, {"goto": "run_subtask"}):
+        status, body = _status(
+            f"{server}/threads/{thread}/runs/wait",
+            {"assistant_id": "graph-agent", "command": command},
+        )
+        assert status == 403 and "command.update, command.goto" in body
+    # A thread created with state (``supersteps``) is created empty: the write is refused.
+    superstep = {"updates": [{"values": evil, "as_node": "plan"}]}
+    answer = _post(f"{server}/threads", {"supersteps": [superstep]})
+    assert "cannot write a thread's state" in answer["detail"]
+    # Resuming is what clients do: the plan runs on the allowed file.
     final = _post(
         f"{server}/threads/{thread}/runs/wait",
         {"assistant_id": "graph-agent", "command": {"resume": True}},
     )
-    text = json.dumps(final)
-    assert SECRET not in text and str(secret_file.parent) not in text
-    assert "Input 'notes.txt' is a file path that is not in the folders" in text
+    assert SECRET not in json.dumps(final) and final.get("report"), final
 
 
 # --------------------------------------------------------------------------- writing, settings
@@ -332,3 +352,55 @@ def test_a_200_kb_request_is_refused_fast_without_growing_the_server(server):
     _clear(state, "The request and its text are too long", "GRAPH_AGENT_MAX_TEXT_CHARS")
     assert seconds < 30
     assert after - before < 300, f"the server grew by {after - before:.0f} MB"
+
+
+# --------------------------------------------------------------------------- in the graph
+
+
+def test_a_state_path_is_refused_by_the_graph_too(tmp_path, secret_file):
+    """Behind the auth: a server run's step refuses an input, an earlier result or a model
+    folder that lies outside the operator's folders, however it reached the state."""
+    from graph_agent.boundary import Reader
+    from graph_agent.context import Context
+    from graph_agent.errors import RequestError
+    from graph_agent.nodes.executor import _checked_model, _resolve
+
+    reader = Reader((tmp_path / "uploads",))
+    step = {"args": {"audio": "<node-9>"}}
+    view = {
+        "inputs": {},
+        "upstream": {
+            "node-9": {"kind": "audio", "modality": "audio", "text": "", "path": str(secret_file)}
+        },
+    }
+    with pytest.raises(RequestError, match="'audio' is a file path that is not in the folders"):
+        _resolve(step, view, reader)
+    with pytest.raises(RequestError, match="is a file path that is not in the folders"):
+        _resolve({"args": {"text": str(secret_file)}}, {"inputs": {}, "upstream": {}}, reader)
+    ctx = Context(models_dir=str(tmp_path / "models"))
+    with pytest.raises(RequestError, match="not one this server selected"):
+        _checked_model({"id": "evil", "path": str(secret_file.parent)}, ctx, reader)
+    _checked_model({"id": "ok", "path": str(tmp_path / "models" / "m")}, ctx, reader)
+
+
+def test_the_answer_does_not_tell_whether_a_path_exists(tmp_path):
+    """Paths with no suffix, folders and relative paths: refused the same, present or not."""
+    from graph_agent.boundary import Reader
+    from graph_agent.errors import RequestError
+    from graph_agent.inputs import input_types
+
+    (tmp_path / "plain").write_text("x")
+    reader = Reader((tmp_path / "uploads",))
+    for there, missing in (
+        (str(tmp_path / "plain"), str(tmp_path / "plainX")),
+        (str(tmp_path), str(tmp_path / "nope") + "/"),
+        ("/etc/hostname", "/etc/hostnamX"),
+    ):
+        answers = []
+        for value in (there, missing):
+            with pytest.raises(RequestError) as err:
+                input_types({"notes": value}, reader)
+            answers.append(str(err.value))
+        assert answers[0] == answers[1]
+    # Words stay words: nothing is asked of the disk for them.
+    assert input_types({"notes": "plain", "dot": "."}, reader) == {"notes": "text", "dot": "text"}

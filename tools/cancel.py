@@ -9,8 +9,9 @@ check:
 - every torch module's forward pass checks first (one process-wide forward pre-hook,
   installed once torch is loaded), so generation stops within one token, a transcription
   within one decoder step, a classifier within one layer;
-- model code that is not torch (a Piper voice, ONNX sessions) calls :func:`check_cancelled`
-  between its pieces of work;
+- model code that is not torch calls :func:`check_cancelled` between its pieces of work (a
+  Piper voice, between sentences); a single ONNX Runtime call is short by the input bounds
+  (`graph_agent.tools.limits`) and is not interrupted;
 - waits in the pipeline cache (for a model's lock, a load, room in the budget) end too.
 
 A stopped call raises :class:`CallCancelled` in its own thread and unwinds normally, so the

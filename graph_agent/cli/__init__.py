@@ -7,6 +7,7 @@ prints one clear message and exits with code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import threading
@@ -18,7 +19,7 @@ from graph_agent.cli import eval as eval_cmd
 from graph_agent.cli import index, models, run
 from graph_agent.cli.common import EXIT_OK, EXIT_STEP_FAILED, EXIT_USAGE, UsageError, console
 
-__all__ = ["EXIT_OK", "EXIT_STEP_FAILED", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["EXIT_OK", "EXIT_STEP_FAILED", "EXIT_USAGE", "build_parser", "console_main", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{escape(str(exc))} (set GRAPH_AGENT_DEBUG=1 to see the traceback)"
         )
         code = EXIT_STEP_FAILED
-    return _leave(code)
+    return code
+
+
+def console_main() -> None:
+    """The ``graph-agent`` command: `main`, then leave the process with its exit code."""
+    _leave(main())
 
 
 def _check_text(argv: Sequence[str]) -> None:
@@ -71,14 +77,15 @@ def _check_text(argv: Sequence[str]) -> None:
             ) from None
 
 
-def _leave(code: int) -> int:
-    """``code``, or, while a model call that could not be stopped still runs in a thread,
-    leave at once: interpreter shutdown under a running native call aborts the process
-    ("terminate called without an active exception", exit 134) instead of exiting with
-    ``code``."""
+def _leave(code: int) -> None:
+    """Exit the command with ``code``. While a model call that could not be stopped still
+    runs in a thread, leave at once: interpreter shutdown under a running native call
+    aborts the process ("terminate called without an active exception", exit 134) instead
+    of exiting with ``code``. Only the command does this, never `main` called from Python."""
     stuck = [t for t in threading.enumerate() if t.name.startswith("graph-agent ") and t.is_alive()]
     if stuck:
+        logging.shutdown()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-    return code
+    sys.exit(code)

@@ -1,7 +1,5 @@
 """``python -m graph_agent.cli``."""
 
-import sys
+from graph_agent.cli import console_main
 
-from graph_agent.cli import main
-
-sys.exit(main())
+console_main()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import threading
 import time
 import traceback
@@ -36,6 +37,7 @@ from langgraph.types import Send
 
 from graph_agent.boundary import OPERATOR, Reader, hide_paths, reader_for, run_context
 from graph_agent.context import Context
+from graph_agent.errors import RequestError
 from graph_agent.events import emit_finished, emit_started
 from graph_agent.inputs import input_value
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of, refs_in
@@ -70,6 +72,8 @@ def _slice(state: State, step: dict[str, Any]) -> dict[str, Any]:
     return {
         # Earlier requests' outputs on this thread, then the user's inputs (which win).
         "inputs": {**(state.get("earlier_inputs") or {}), **(state.get("inputs") or {})},
+        # Text pasted into the request, by the names the plan gives it ("text-1.txt").
+        "material": (state.get("plan") or {}).get("material") or {},
         "input_types": state.get("input_types") or {},
         "selection": state["selections"][step["id"]],
         "attempt": (state.get("rejections") or {}).get(step["id"], 0),
@@ -89,7 +93,16 @@ def _resolve(
     for role, value in step["args"].items():
         ref = ref_of(value)
         if ref is not None:
-            args[role] = ToolResult.from_dict(view["upstream"][ref]).value
+            upstream = ToolResult.from_dict(view["upstream"][ref])
+            if reader.restricted and upstream.modality in ("image", "audio"):
+                # An earlier result is a file this run wrote in its own artifact folder; a
+                # path from anywhere else came from written state, not from a step.
+                reader.check_path(role, upstream.value)
+                if not reader.allows(Path(upstream.value)):
+                    raise reader.refuse(role)
+            args[role] = upstream.value
+        elif isinstance(value, str) and value in view.get("material", {}):
+            args[role] = view["material"][value]  # text, never a path: nothing to open
         elif isinstance(value, str) and value in view["inputs"]:
             args[role] = input_value(value, view["inputs"], view["input_types"].get(value), reader)
         elif isinstance(value, str) and EMBEDDED_REF.search(value):
@@ -99,18 +112,26 @@ def _resolve(
                 lambda m: ToolResult.from_dict(view["upstream"][m.group(1)]).text, value
             )
         else:
-            if reader.restricted and isinstance(value, str) and _names_a_file(value):
-                raise reader.refuse(role)
+            if isinstance(value, str):
+                reader.check_path(role, value)
             args[role] = value
     return args
 
 
-def _names_a_file(value: str) -> bool:
-    """Whether a literal argument is the path of an existing file or folder."""
-    try:
-        return len(value) < 4096 and "\n" not in value and Path(value).expanduser().exists()
-    except (OSError, ValueError):
-        return False
+def _checked_model(candidate: dict[str, Any], ctx: Context, reader: Reader) -> None:
+    """On a server run, a local model must live in the operator's models folder: a
+    selection is thread state, and a folder named from anywhere else was not selected here."""
+    if not reader.restricted or candidate.get("runs") == "remote":
+        return
+    # Compared as written (".." folded), not with links resolved: the operator may link
+    # models into the folder, and a client cannot make links there.
+    models = Path(os.path.abspath(Path(ctx.models_dir).expanduser()))
+    path = Path(os.path.abspath(str(candidate.get("path") or "/")))
+    if not path.is_relative_to(models):
+        raise RequestError(
+            f"Model {candidate.get('id')!r} is not one this server selected from its models "
+            "folder; it was not loaded."
+        )
 
 
 def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
@@ -135,7 +156,8 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     reader = reader_for(runtime, ctx, thread)
     attempt: dict[str, Any] = {
         "model": candidate["id"],
-        "model_path": candidate["path"],
+        # A server client sees the model's folder name, not where the server keeps models.
+        "model_path": Path(candidate["path"]).name if reader.restricted else candidate["path"],
         "attempt": view["attempt"] + 1,
     }
     remote = candidate.get("runs") == "remote"
@@ -146,6 +168,7 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     emit_started(step, attempt)
     started = time.perf_counter()
     try:
+        _checked_model(candidate, ctx, reader)
         args = _resolve(step, view, reader)
         # The critic compares a summary's length with this (it must condense, not echo).
         attempt["input_chars"] = len(args["text"]) if isinstance(args.get("text"), str) else 0
@@ -259,11 +282,13 @@ def call_with_timeout(fn: Callable[[], T], timeout_s: float | None, what: str = 
                 f"timed out after {timeout_s:g} s (subtask_timeout_s); the call could not be "
                 "stopped and was abandoned"
             )
-        if "value" not in box or lease.token.cancelled:
+        if "value" not in box:
             log.info("%s timed out after %g s and was stopped.", what, timeout_s)
             raise SubtaskTimeoutError(
                 f"timed out after {timeout_s:g} s (subtask_timeout_s); the call was stopped"
             )
+        # It finished in the moment before its next check: the result is good, if late.
+        log.info("%s finished just after its %g s timeout; its result is kept.", what, timeout_s)
     worker.join()  # it finished at the deadline: a moment at most
     if "error" in box:
         raise box["error"]

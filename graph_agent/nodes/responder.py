@@ -7,13 +7,14 @@ report.json and report.md under the run's artifact directory.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from graph_agent.boundary import run_context
+from graph_agent.boundary import is_server_run, run_context
 from graph_agent.context import Context
 from graph_agent.planning.llm import reply_text
 from graph_agent.report import (
@@ -26,6 +27,8 @@ from graph_agent.report import (
 )
 from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
+
+log = logging.getLogger(__name__)
 
 
 def answer_model(spec: str) -> BaseChatModel:
@@ -94,8 +97,12 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     try:
         report["files"] = write_report_files(store.run_dir, report, markdown)
     except OSError as exc:  # a read-only disk must not lose the answer
+        log.error("Could not write the report files in %s: %s", store.run_dir, exc)
         report["files_error"] = (
-            f"Could not write report.json/report.md in {store.run_dir}: {exc}. Point "
+            f"Could not write report.json/report.md ({exc.strerror or type(exc).__name__}). "
+            "The server's operator should point GRAPH_AGENT_ARTIFACTS_DIR at a writable folder."
+            if is_server_run(runtime)
+            else f"Could not write report.json/report.md in {store.run_dir}: {exc}. Point "
             "--artifacts-dir (or GRAPH_AGENT_ARTIFACTS_DIR) at a writable folder."
         )
     outputs = {} if state.get("error") else outputs_of(state)
