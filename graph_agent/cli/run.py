@@ -183,6 +183,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from graph_agent.inputs import input_types
     from graph_agent.planning.batch import inputs_named_in
     from graph_agent.planning.constraints import stated_constraints
+    from graph_agent.planning.material import describe, parse_request
     from graph_agent.planning.offline import plan_offline
     from graph_agent.planning.plan import PlanError, validate
 
@@ -204,7 +205,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     except (RequestError, PlanError) as exc:
         raise UsageError(str(exc)) from exc
     fmt = args.format or "native"
-    stated = stated_constraints(args.request, [s.task for s in plan.subtasks])
+    stated = stated_constraints(
+        parse_request(args.request).instruction, [s.task for s in plan.subtasks]
+    )
     used = {v for step in plan.subtasks for v in step.args.values()}
     for name, kind in by_name.items():
         if name not in used:  # named, but not planned on ("translate 'see a.jpg'")
@@ -213,6 +216,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             f"[yellow]note[/yellow] {escape(name)} is not given with --input: planned as {kind}"
             f" by its name (to run the plan, give --input {escape(name)}=PATH)"
         )
+    for name, text in plan.material.items():
+        console.print(f"[cyan]material[/cyan] {escape(name)}: {escape(describe(name, text))}")
     for repair in plan.repairs:
         console.print(f"[yellow]repaired[/yellow] {repair}")
     if args.json or fmt != "native":

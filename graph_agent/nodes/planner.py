@@ -33,6 +33,7 @@ from graph_agent.events import emit, plan_event
 from graph_agent.inputs import checked_inputs, input_types
 from graph_agent.planning.constraints import stated_constraints
 from graph_agent.planning.llm import LLMPlannerError, make_chat_model, plan_with_llm_result
+from graph_agent.planning.material import describe, parse_request
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import Plan, PlanError, Subtask, validate
 from graph_agent.progress import ALL_MODELS
@@ -83,15 +84,19 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if ctx.planner == "offline":
             plan_ = validate(plan_offline(state.get("request", ""), types, ctx.models_dir), types)
         else:
+            # The chat model sees the instruction, with each piece of pasted material named
+            # ("summarize text-1"), not repeated; the plan binds the names.
+            parsed = parse_request(state.get("request", ""))
+            material_types = dict.fromkeys(parsed.texts, "text")
             # make_chat_model caches per spec: the model loads once per process, not per run.
             result = plan_with_llm_result(
-                state.get("request", ""),
-                types,
+                parsed.instruction,
+                {**material_types, **types},
                 make_chat_model(ctx.planner),
                 planner=ctx.planner,
                 models_dir=ctx.models_dir,
             )
-            plan_ = result.plan
+            plan_ = result.plan.model_copy(update={"material": parsed.texts})
             llm = {
                 "planned_by": result.fallback or ctx.planner,
                 "llm_notes": result.notes,
@@ -108,7 +113,10 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             decision["planner"] = ctx.planner
         update = _fresh_run(decision)
         return {**update, "error": message}
-    stated = stated_constraints(state.get("request", ""), [s.task for s in plan_.subtasks])
+    # Constraints are read from the instruction: words in pasted material ("MIT licence" in
+    # an article) are not the user's wishes.
+    instruction = parse_request(state.get("request", "")).instruction
+    stated = stated_constraints(instruction, [s.task for s in plan_.subtasks])
     update = _fresh_run(
         {
             "node": "planner",
@@ -117,6 +125,8 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             # With an LLM planner: who actually made the plan (it or the offline fallback), why.
             **llm,
             "steps": len(plan_.subtasks),
+            # What was read as material, not as instructions (the names steps use).
+            "material": {n: describe(n, t) for n, t in plan_.material.items()},
             "constraints_from_request": stated,
             "earlier_outputs_offered": list(earlier),
             "seconds": round(time.perf_counter() - started, 4),
@@ -127,7 +137,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     emit("plan_ready", **plan_event(plan_.model_dump(), llm.get("planned_by", ctx.planner)))
     return {
         **update,
-        "input_types": types,
+        "input_types": {**dict.fromkeys(plan_.material, "text"), **types},
         "earlier_inputs": earlier,
         "plan": plan_.model_dump(),
         "constraints": constraints,

@@ -82,6 +82,8 @@ def to_taskbench(plan: Plan) -> dict[str, list[Any]]:
         roles = [role for role, _ in spec.roles] if spec else []
         ordered = [step.args[r] for r in roles if r in step.args]
         ordered += [v for k, v in step.args.items() if k not in roles]
+        # TaskBench's arguments are literals: material goes back in as its text.
+        ordered = [plan.material.get(v, v) if isinstance(v, str) else v for v in ordered]
         nodes.append({"task": taskbench_name(step.task), "arguments": ordered})
     links: list[dict[str, str]] = []
     for step in steps:

@@ -39,6 +39,7 @@ from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.linking import READS_TEXT_OF_IMAGES, StepText, link
+from graph_agent.planning.material import parse_request
 from graph_agent.planning.plan import CONVERSIONS, Plan
 from graph_agent.planning.request_language import looks_foreign
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
@@ -348,12 +349,30 @@ def plan_offline(
     input_types: dict[str, Modality | None],
     models_dir: str | Path | None = None,
 ) -> Plan:
-    """Plan ``request`` over inputs whose kinds are ``input_types`` (name -> modality)."""
+    """Plan ``request`` over inputs whose kinds are ``input_types`` (name -> modality).
+
+    Material pasted into the request (an article, a table, code) is taken out first and
+    planned as named inputs (`graph_agent.planning.material`); the plan carries it.
+    """
     if not request or not request.strip():
         raise RequestError(
             "The request is empty. Say what you want done, e.g. "
             "'transcribe meeting.wav and summarize it'."
         )
+    parsed = parse_request(request)
+    if not parsed.material:
+        return _plan_instruction(request, input_types, models_dir)
+    material_types: dict[str, Modality | None] = {m.name: "text" for m in parsed.material}
+    plan = _plan_instruction(parsed.instruction, {**material_types, **input_types}, models_dir)
+    return plan.model_copy(update={"material": parsed.texts})
+
+
+def _plan_instruction(
+    request: str,
+    input_types: dict[str, Modality | None],
+    models_dir: str | Path | None = None,
+) -> Plan:
+    """Plan an instruction whose material, if any, is already among ``input_types``."""
     clauses = split_clauses(request)
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
     media = media_mask([*declared, *map(file_kind, files_named_in(request))])

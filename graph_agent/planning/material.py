@@ -1,0 +1,269 @@
+"""A request is an instruction plus material: find the material before planning.
+
+People paste what they want worked on into the request itself: an article to summarise, an
+e-mail to answer, meeting notes, a CSV or JSON table, a code snippet, a quote in another
+language. Planned as words, material became steps (a news article that mentioned photos
+planned text-to-image and object detection), and its language made the request look
+foreign. So the request is parsed first, by its structure alone:
+
+- fenced code (```` ``` ````), JSON that parses, markdown tables and runs of delimited lines
+  (CSV, TSV) are tables or code;
+- runs of bullet or numbered lines are a list;
+- a long passage after a colon ("summarize this article: <ten sentences>") and a long
+  paragraph beside a short one that asks for something are text.
+
+Quotations stay what they were, literals the clause splitter masks: a quoted passage is as
+often an instruction ("edit it as 'make the sky purple and add a bird'") as data, and taking
+long quotes for material cost edge F1 on TaskBench's held-out split (36.83 -> 35.71).
+
+Each piece becomes a named input of the plan (``text-1.txt``, ``table-1.csv``,
+``code-1.txt``), exactly like a file the user attached, and the instruction keeps only that
+name where the piece stood, so only the instruction is split into clauses and classified: a
+20 KB paste plans as fast as a one-line request. The plan carries the pieces
+(``Plan.material``); the executor hands their text to the steps that name them, and reports
+show what was read as material.
+
+The thresholds below are about structure (how long a passage is, how lines line up), not
+about words, so they do not fit one phrasing; each says why it has its value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from graph_agent.file_names import files_named_in
+from graph_agent.planning.clauses import QUOTED
+from graph_agent.planning.request_language import looks_foreign
+
+#: A passage after a colon is material from this many words on: shorter ones are the
+#: instruction's own object ("translate: good morning") and stay literals, as before.
+MIN_PASSAGE_WORDS = 20
+#: A paragraph beside another one is material from this many words on. An instruction of
+#: this length is rare; a pasted paragraph is seldom shorter.
+MIN_PARAGRAPH_WORDS = 30
+
+#: Material is named like a file of its kind ("text-1.txt", "table-1.csv"), so the planner
+#: binds it exactly as it binds a file the user attached and names in the request.
+_SUFFIX = {"text": ".txt", "table": ".csv", "code": ".txt"}
+
+_FENCE = re.compile(r"```[^\n`]*\n(?P<body>.*?)\n?```", re.DOTALL)
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)])\s+\S")
+_MARKDOWN_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+#: A sentence that goes back to instructing after the material ("Then translate it").
+_TAIL = re.compile(
+    r"(?:^|(?<=[.!?]))\s+(?=(?:then|and then|after that|afterwards|also|finally|next|"
+    r"once (?:done|you're done)|please|pls|can you|could you|would you)\b)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Material:
+    """One piece of material: the name steps use for it, its text, kind and span."""
+
+    name: str
+    text: str
+    kind: str  # "text" | "table" | "code"
+    start: int
+    end: int
+    #: Looks written in a language other than English (a translation may be needed).
+    foreign: bool = False
+
+    def describe(self) -> str:
+        """How reports name it: 'table-1 (a table, 4 lines)'."""
+        lines = self.text.count("\n") + 1
+        size = f"{lines} lines" if lines > 1 else f"{len(self.text.split())} words"
+        what = {"table": "a table", "code": "code", "text": "text"}[self.kind]
+        return f"{self.name} ({what}, {size}{', not English' if self.foreign else ''})"
+
+
+@dataclass(frozen=True)
+class ParsedRequest:
+    """The instruction (material replaced by its names) and the material, in order."""
+
+    request: str
+    instruction: str
+    material: tuple[Material, ...] = field(default_factory=tuple)
+
+    @property
+    def texts(self) -> dict[str, str]:
+        return {m.name: m.text for m in self.material}
+
+
+def describe(name: str, text: str) -> str:
+    """A short account of one piece of material for reports: its size and first words."""
+    lines = text.count("\n") + 1
+    size = f"{lines} lines" if lines > 1 else f"{_words(text)} words"
+    first = " ".join(text.split()[:8])
+    return f"{size}: {first}{' ...' if _words(text) > 8 else ''}"
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _sentences(text: str) -> int:
+    return len(_SENTENCE_END.findall(text.strip() + " "))
+
+
+def _json_spans(request: str) -> list[tuple[int, int, str]]:
+    """JSON objects or arrays in the request that parse and hold at least two items."""
+    spans = []
+    decoder = json.JSONDecoder()
+    i = 0
+    while i < len(request):
+        ch = request[i]
+        if ch in "[{" and (i == 0 or request[i - 1] in " \t\n:"):
+            try:
+                value, end = decoder.raw_decode(request, i)
+            except ValueError:
+                i += 1
+                continue
+            if isinstance(value, dict | list) and len(value) >= 2:
+                tabular = isinstance(value, list) and all(isinstance(v, dict) for v in value)
+                tabular |= isinstance(value, dict) and any(
+                    isinstance(v, list) for v in value.values()
+                )
+                spans.append((i, end, "table" if tabular else "text"))
+                i = end
+                continue
+        i += 1
+    return spans
+
+
+def _delimited(lines: list[str]) -> bool:
+    """Whether lines line up as CSV/TSV: the same number (>= 1) of one delimiter in each,
+    at least three lines, or two with two or more delimiters and short cells."""
+    for delimiter in (",", "\t", ";", "|"):
+        counts = {line.count(delimiter) for line in lines}
+        if len(counts) != 1 or not counts.pop() or len(lines) < 2:
+            continue
+        cells = [c for line in lines for c in line.split(delimiter)]
+        short = sum(len(c.strip()) for c in cells) / len(cells) < 30
+        if short and (len(lines) >= 3 or lines[0].count(delimiter) >= 2):
+            return True
+    return False
+
+
+def _line_blocks(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """Runs of consecutive lines that form a table (markdown, CSV/TSV) or a list."""
+    found: list[tuple[int, int, str]] = []
+    lines: list[tuple[int, int, str]] = []  # (start, end, text) of each line
+    pos = 0
+    for raw in request.split("\n"):
+        lines.append((pos, pos + len(raw), raw))
+        pos += len(raw) + 1
+
+    def free(start: int, end: int) -> bool:
+        return all(end <= a or start >= b for a, b in taken)
+
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j][2].strip() and free(lines[j][0], lines[j][1]):
+            j += 1
+        run = lines[i:j]
+        if len(run) >= 2:
+            texts = [t for _, _, t in run]
+            kind = None
+            if all(_MARKDOWN_ROW.match(t) for t in texts) or _delimited(texts):
+                kind = "table"
+            else:
+                # Bullets, from the first bullet line to the last one of the run.
+                marked = [k for k, t in enumerate(texts) if _BULLET.match(t)]
+                if len(marked) >= 2:
+                    run = run[marked[0] : marked[-1] + 1]
+                    kind = "text"
+            if kind:
+                found.append((run[0][0], run[-1][1], kind))
+        i = max(j, i + 1)
+    return found
+
+
+def _paragraphs(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans of the blank-line-separated paragraphs outside ``taken``."""
+    spans = []
+    for m in re.finditer(r"\S(?:.*?\S)?(?=\s*\n\s*\n|\s*$)", request, re.DOTALL):
+        start, end = m.start(), m.end()
+        if all(end <= a or start >= b for a, b in taken):
+            spans.append((start, end))
+    return spans
+
+
+def _after_colon(request: str, start: int, end: int) -> tuple[int, int] | None:
+    """A long passage after the first ': ' in ``request[start:end]``, up to a sentence that
+    instructs again ("Then translate it into French.")."""
+    text = request[start:end]
+    colon = re.search(r":\s", text)
+    if colon is None or _words(text[: colon.start()]) > 25:
+        return None
+    body_start = start + colon.end()
+    body = request[body_start:end]
+    tail = _TAIL.search(body)
+    body_end = body_start + (tail.start() if tail else len(body))
+    passage = request[body_start:body_end].strip()
+    if _words(passage) < MIN_PASSAGE_WORDS:
+        return None
+    # A passage that names files, or quotes what it works on, is still the instruction
+    # ("Ticket #4412: box every forklift in cams/dock2.png"; "two sentences: 'a' and 'b'").
+    if files_named_in(passage) or QUOTED.search(passage):
+        return None
+    # Pasted text starts as a text does; a lower-case start goes on with the instruction
+    # ("Book cover draft: write a scene ..., then upscale it").
+    if not (passage[0].isupper() or passage[0].isdigit() or passage[0] in "[{(#*-•"):
+        return None
+    lead = len(request[body_start:body_end]) - len(request[body_start:body_end].lstrip())
+    return body_start + lead, body_start + lead + len(passage)
+
+
+def parse_request(request: str) -> ParsedRequest:
+    """Split ``request`` into its instruction and its material (see the module docstring)."""
+    spans: list[tuple[int, int, str]] = []
+
+    def taken() -> list[tuple[int, int]]:
+        return [(a, b) for a, b, _ in spans]
+
+    for m in _FENCE.finditer(request):
+        spans.append((m.start(), m.end(), "code"))
+    for start, end, kind in _json_spans(request):
+        if all(end <= a or start >= b for a, b in taken()):
+            spans.append((start, end, kind))
+    spans += _line_blocks(request, taken())
+    paragraphs = _paragraphs(request, taken())
+    asks = [p for p in paragraphs if _words(request[p[0] : p[1]]) < MIN_PARAGRAPH_WORDS]
+    for start, end in paragraphs:
+        inline = _after_colon(request, start, end)
+        if inline is not None:
+            spans.append((*inline, "text"))
+        elif (asks or spans) and (start, end) not in asks:
+            # A long paragraph beside a short one (the ask), or beside other material.
+            spans.append((start, end, "text"))
+    if not spans:
+        return ParsedRequest(request, request)
+    spans.sort()
+    material: list[Material] = []
+    counts: dict[str, int] = {}
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, kind in spans:
+        if start < cursor:  # overlaps a piece already taken
+            continue
+        text = request[start:end]
+        if kind == "code":
+            text = _FENCE.match(text)["body"] if _FENCE.match(text) else text  # type: ignore[index]
+        counts[kind] = counts.get(kind, 0) + 1
+        name = f"{kind}-{counts[kind]}{_SUFFIX[kind]}"
+        material.append(
+            Material(name, text.strip(), kind, start, end, kind == "text" and looks_foreign(text))
+        )
+        pieces += [request[cursor:start], name]
+        cursor = end
+    pieces.append(request[cursor:])
+    instruction = re.sub(r"[ \t]+", " ", "".join(pieces)).strip()
+    if not re.sub(r"\b(?:text|table|code)-\d+\.\w+", "", instruction).strip(" \n:.,;!?\"'“”"):
+        # Nothing but material: there is no instruction to keep apart from it.
+        return ParsedRequest(request, request)
+    return ParsedRequest(request, instruction, tuple(material))

@@ -1,0 +1,172 @@
+"""A request is an instruction plus material: pasted articles, notes, tables and code are
+read as named inputs, not planned as steps (planning/material.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from graph_agent.planning.material import parse_request
+from graph_agent.planning.offline import plan_offline
+from graph_agent.planning.plan import validate
+
+ARTICLE = (
+    "The city council voted on Tuesday to expand the bike lane network across the east side. "
+    "The plan adds forty kilometres of protected lanes by 2027. Critics said photos of "
+    "congested streets show the need for more parking, and one councillor asked staff to "
+    "detect which junctions see the most crashes. Supporters said the image of the city is "
+    "changing. The mayor will translate the plan into a speech at the town hall next week, "
+    "and a recording of the debate will be published online."
+)
+
+
+def _tasks(request: str, inputs: dict[str, str] | None = None) -> list[str]:
+    types = dict(inputs or {})
+    return [s.task for s in validate(plan_offline(request, types), types).subtasks]
+
+
+def test_a_pasted_article_is_one_summary_not_steps_from_its_words():
+    # Before: summarization plus text-to-image, object detection and image editing from the
+    # article's own words ("photos", "detect", "image", "translate", "speech").
+    plan = plan_offline(f"summarize this article: {ARTICLE}", {})
+    assert [s.task for s in plan.subtasks] == ["summarization"]
+    assert plan.subtasks[0].args == {"text": "text-1.txt"}
+    assert plan.material == {"text-1.txt": ARTICLE}
+
+
+def test_material_after_a_blank_line_or_before_the_ask_is_material():
+    request = f"Could you give me the gist of this?\n\n{ARTICLE}"
+    assert _tasks(request) == ["summarization"]
+    request = f"{ARTICLE}\n\nsummarize the above in two sentences"
+    assert _tasks(request) == ["summarization"]
+
+
+def test_tables_json_lists_and_code_are_material():
+    csv = (
+        "what was the total revenue in 2023?\n\n"
+        "year,revenue,profit\n2021,10,2\n2022,12,3\n2023,15,4"
+    )
+    parsed = parse_request(csv)
+    assert [m.kind for m in parsed.material] == ["table"]
+    assert parsed.material[0].text.startswith("year,revenue,profit")
+    rows = 'Which product sold most? [{"product": "A", "units": 10}, {"product": "B", "units": 2}]'
+    assert [m.kind for m in parse_request(rows).material] == ["table"]
+    notes = (
+        "Here are my notes:\n- budget approved\n- hire two engineers\n- office opens in May\n"
+        "turn them into an email to the team"
+    )
+    parsed = parse_request(notes)
+    assert (
+        parsed.instruction == "Here are my notes:\ntext-1.txt\nturn them into an email to the team"
+    )
+    code = (
+        "Can you explain what this does?\n"
+        "```python\ndef f(x):\n    return [i*i for i in range(x)]\n```"
+    )
+    (piece,) = parse_request(code).material
+    assert piece.kind == "code" and piece.text.startswith("def f(x):")
+
+
+def test_material_in_another_language_does_not_make_the_request_foreign():
+    recipe = (
+        "Mezcla la harina con los huevos y la leche. Deja reposar la masa durante media hora. "
+        "Calienta una sartén con un poco de mantequilla y cocina las crepes por ambos lados."
+    )
+    # Before: refused as a request not written in English.
+    parsed = parse_request(f"Give me this Spanish recipe in English: {recipe}")
+    assert parsed.material[0].foreign
+    assert _tasks(f"Give me this Spanish recipe in English: {recipe}") == ["translation"]
+
+
+def test_short_objects_and_instructions_after_a_colon_stay_the_instruction():
+    for request in (
+        "translate: good morning everyone",
+        "Ticket 4412: box every forklift and pallet in cams/dock2.png and count them, "
+        "only Apache models",
+        "Book cover draft: write a vivid scene description for a sci-fi cover about a "
+        "lighthouse on Mars, then draw it",
+        "two sentences: 'I love this phone' and 'this phone is great'. How close are they?",
+    ):
+        assert parse_request(request).material == (), request
+
+
+def test_a_20_kb_paste_plans_about_as_fast_as_a_one_line_request():
+    pasted = " ".join([ARTICLE] * 30)[:20_000]
+    one_line, long = "summarize notes.txt", f"summarize this article: {pasted}"
+    plan_offline(one_line, {"notes.txt": "text"})  # warm
+
+    def timed(request, types):
+        started = time.perf_counter()
+        for _ in range(5):
+            plan_offline(request, types)
+        return (time.perf_counter() - started) / 5
+
+    base, paste = timed(one_line, {"notes.txt": "text"}), timed(long, {})
+    assert paste < 3 * base + 0.05, f"20 KB paste {paste * 1000:.1f} ms vs {base * 1000:.1f} ms"
+
+
+def test_material_reaches_the_step_and_the_taskbench_arguments():
+    from graph_agent.nodes.executor import _resolve, _slice
+    from graph_agent.planning.formats import to_taskbench
+
+    plan = validate(plan_offline(f"summarize this article: {ARTICLE}", {}), {})
+    state = {"plan": plan.model_dump(), "inputs": {}, "selections": {"node-0": {}}, "results": {}}
+    step = plan.model_dump()["subtasks"][0]
+    assert _resolve(step, _slice(state, step))["text"] == ARTICLE
+    assert to_taskbench(plan)["task_nodes"][0]["arguments"] == [ARTICLE]
+
+
+def test_graph_agent_plan_shows_what_was_read_as_material():
+    proc = subprocess.run(
+        [sys.executable, "-m", "graph_agent.cli", "plan", f"summarize this article: {ARTICLE}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "material text-1.txt: 85 words: The city council voted on Tuesday" in " ".join(
+        proc.stderr.split()
+    )
+    batch = subprocess.run(
+        [sys.executable, "-m", "graph_agent.cli", "plan", "--batch", "-"],
+        input=json.dumps({"id": 1, "request": f"summarize this article: {ARTICLE}"}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    (line,) = batch.stdout.splitlines()
+    assert [n["task"] for n in json.loads(line)["task_nodes"]] == ["Summarization"]
+
+
+def test_the_new_blind_sets_are_well_formed():
+    """The sets written for the second planner design (evals/data/*_tune, *_blind): unique
+    ids, known task names, references to earlier steps only, links that match them."""
+    from graph_agent.evals.eval_planner import HUMAN_SETS
+    from graph_agent.planning.vocabulary import TASKS
+
+    known = {t.taskbench for t in TASKS.values() if t.taskbench} | {"Table Question Answering"}
+    seen: set[str] = set()
+    blind = 0
+    for label, path in HUMAN_SETS.items():
+        if not label.startswith(("everyday", "multimodal")):
+            continue
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        blind += len(records) if label.endswith("blind") else 0
+        for r in records:
+            assert r["id"] not in seen and r["instruction"].strip()
+            seen.add(r["id"])
+            names = [n["task"] for n in r["task_nodes"]]
+            assert set(names) <= known, (r["id"], names)
+            for j, node in enumerate(r["task_nodes"]):
+                for arg in node["arguments"]:
+                    if isinstance(arg, str) and arg.startswith("<node-"):
+                        assert int(arg[6:-1]) < j, (r["id"], arg)
+            referring = sum(
+                any(str(a).startswith("<node-") for a in n["arguments"]) for n in r["task_nodes"]
+            )
+            assert len(r["task_links"]) >= referring, r["id"]
+    assert blind >= 100  # kept for scoring only
