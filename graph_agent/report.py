@@ -28,6 +28,7 @@ LABELS = {
     "image-to-text": "Caption",
     "visual-question-answering": "Answer",
     "question-answering": "Answer",
+    "table-question-answering": "Answer",
     "text-to-speech": "Speech",
     "depth-estimation": "Depth map",
     "text-classification": "Label",

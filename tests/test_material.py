@@ -170,3 +170,58 @@ def test_the_new_blind_sets_are_well_formed():
             )
             assert len(r["task_links"]) >= referring, r["id"]
     assert blind >= 100  # kept for scoring only
+
+
+# --------------------------------------------------------------------------- what material decides
+
+
+GROCERIES = (
+    "month,rent,groceries,utilities\nJan,1450,412.30,138.20\nFeb,1450,389.75,151.10\n"
+    "Mar,1450,455.00,120.40"
+)
+
+
+def test_a_question_over_a_pasted_table_is_table_question_answering():
+    # Before: question answering over the table's text, or nothing at all.
+    for request in (
+        f"Which month did I spend the most on groceries?\n\n{GROCERIES}",
+        f"{GROCERIES}\n\nwhat's the total rent for these three months?",
+        'how many units of B? [{"product": "A", "units": 10}, {"product": "B", "units": 25}]',
+    ):
+        plan = validate(plan_offline(request, {}), {})
+        assert [s.task for s in plan.subtasks] == ["table-question-answering"], request
+        step = plan.subtasks[0]
+        assert step.args["table"] == "table-1.csv" and step.args["question"].endswith("?")
+    # A question over a picture of a table is still the picture's task.
+    types = {"sales.png": "image"}
+    assert _tasks("classify each row of the table in sales.png", types) == [
+        "tabular-classification"
+    ]
+
+
+def test_material_in_another_language_is_translated_before_an_english_answer():
+    article = (
+        "Die Deutsche Bahn hat angekündigt, ab Dezember zusätzliche Verbindungen zwischen "
+        "Berlin und München anzubieten. Die Fahrzeit soll um zwanzig Minuten sinken, und die "
+        "Preise bleiben im ersten Jahr stabil."
+    )
+    plan = validate(
+        plan_offline(f"Can you give me a short English summary of this: {article}", {}), {}
+    )
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("translation", {"text": "text-1.txt", "target_language": "English"}),
+        ("summarization", {"text": "<node-0>"}),
+    ]
+    assert plan.subtasks[0].inferred  # the report says why it is there
+    # Asked to keep the language, or an English text: no translation.
+    assert _tasks(f"summarize this in German: {article}") == ["summarization"]
+    assert _tasks(f"summarize this article: {ARTICLE}") == ["summarization"]
+
+
+def test_a_question_with_nothing_to_read_is_open_ended_writing():
+    # Before: question answering with the question as its own context.
+    assert _tasks("who wrote One Hundred Years of Solitude?") == ["text-generation"]
+    # With a text to answer from, it stays question answering.
+    assert _tasks("what does notes.txt say about the budget?", {"notes.txt": "text"}) == [
+        "question-answering"
+    ]

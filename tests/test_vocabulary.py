@@ -33,12 +33,10 @@ def test_every_taskbench_tool_maps_with_its_types(graph_desc):
 
 def test_links_are_exactly_taskbenchs_tool_graph(graph_desc):
     theirs = {(canonical(x["source"]), canonical(x["target"])) for x in graph_desc["links"]}
-    ours = {
-        (a, b)
-        for a in TASKS
-        for b in TASKS
-        if a != b and TASKS[a].taskbench and TASKS[b].taskbench and can_feed(a, b)
-    }
+    # TaskBench's 23 tools; a task of ours beyond them (table question answering) has a
+    # TaskBench-style name for the --format taskbench output but no place in its graph.
+    tools = {canonical(node["id"]) for node in graph_desc["nodes"]}
+    ours = {(a, b) for a in tools for b in tools if a != b and can_feed(a, b)}
     assert ours == theirs
 
 

@@ -59,6 +59,7 @@ from graph_agent.planning.vocabulary import TASKS, canonical, taskbench_name
 HUGGINGGPT_KEYS: dict[str, dict[str, str]] = {
     "question-answering": {"question": "text", "text": "context"},
     "sentence-similarity": {"text": "text1", "other": "text2"},
+    "table-question-answering": {"question": "text", "table": "context"},
 }
 _STEP_PREFIX = re.compile(r"^Step \d+: ?")
 #: Node references as TaskBench's gold writes them, well formed or not.

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from graph_agent.file_names import files_named_in
 from graph_agent.planning.clauses import QUOTED
-from graph_agent.planning.request_language import looks_foreign
+from graph_agent.planning.request_language import guess_language, looks_foreign
 
 #: A passage after a colon is material from this many words on: shorter ones are the
 #: instruction's own object ("translate: good morning") and stay literals, as before.
@@ -71,6 +71,8 @@ class Material:
     end: int
     #: Looks written in a language other than English (a translation may be needed).
     foreign: bool = False
+    #: Its language when the function words tell ("German"), else None.
+    language: str | None = None
 
     def describe(self) -> str:
         """How reports name it: 'table-1 (a table, 4 lines)'."""
@@ -256,9 +258,9 @@ def parse_request(request: str) -> ParsedRequest:
             text = _FENCE.match(text)["body"] if _FENCE.match(text) else text  # type: ignore[index]
         counts[kind] = counts.get(kind, 0) + 1
         name = f"{kind}-{counts[kind]}{_SUFFIX[kind]}"
-        material.append(
-            Material(name, text.strip(), kind, start, end, kind == "text" and looks_foreign(text))
-        )
+        foreign = kind == "text" and looks_foreign(text)
+        language = guess_language(text) if foreign else None
+        material.append(Material(name, text.strip(), kind, start, end, foreign, language))
         pieces += [request[cursor:start], name]
         cursor = end
     pieces.append(request[cursor:])

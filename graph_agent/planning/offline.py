@@ -40,6 +40,13 @@ from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.linking import READS_TEXT_OF_IMAGES, StepText, link
 from graph_agent.planning.material import parse_request
+from graph_agent.planning.material_steps import (
+    needless_translations,
+    open_questions,
+    questions_over_tables,
+    table_question,
+    translate_foreign_material,
+)
 from graph_agent.planning.plan import CONVERSIONS, Plan
 from graph_agent.planning.request_language import looks_foreign
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
@@ -360,10 +367,20 @@ def plan_offline(
             "'transcribe meeting.wav and summarize it'."
         )
     parsed = parse_request(request)
-    if not parsed.material:
-        return _plan_instruction(request, input_types, models_dir)
-    material_types: dict[str, Modality | None] = {m.name: "text" for m in parsed.material}
-    plan = _plan_instruction(parsed.instruction, {**material_types, **input_types}, models_dir)
+    types: dict[str, Modality | None] = {
+        **{m.name: "text" for m in parsed.material},
+        **input_types,
+    }
+    try:
+        plan = _plan_instruction(parsed.instruction, types, models_dir)
+    except RequestError:
+        plan = table_question(parsed)  # "which month cost most?" over a pasted table
+        if plan is None:
+            raise
+    plan = questions_over_tables(plan, parsed)
+    plan = needless_translations(plan, parsed)
+    plan = translate_foreign_material(plan, parsed)
+    plan = open_questions(plan, set(types))
     return plan.model_copy(update={"material": parsed.texts})
 
 

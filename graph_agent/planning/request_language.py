@@ -37,6 +37,8 @@ _FUNCTION_WORDS = (
     _words("het een niet dit deze voor ik mij jij je kun alsjeblieft wat"),
     _words("uma por para este esta isto que eu você pode"),
 )
+#: The language of each set of function words above, in the same order.
+LANGUAGES = ("German", "French", "Spanish", "Italian", "Dutch", "Portuguese")
 _ENGLISH = _words(
     "the a an and is are of to for with this that these it me my you your please can could "
     "what which in on from into"
@@ -60,3 +62,16 @@ def looks_foreign(text: str) -> bool:
     english = sum(w in _ENGLISH for w in words)
     hits = max(sum(w in vocab for w in words) for vocab in _FUNCTION_WORDS)
     return hits >= 2 and hits > english
+
+
+def guess_language(text: str) -> str | None:
+    """The language ``text`` is written in, by its function words ("German"), "English", or
+    None when too few words say. Coarse on purpose: it tells a pasted German article from an
+    English one, which is what deciding on a translation step needs."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    hits = [sum(w in vocab for w in words) for vocab in _FUNCTION_WORDS]
+    english = sum(w in _ENGLISH for w in words)
+    best = max(range(len(hits)), key=hits.__getitem__)
+    if hits[best] >= 2 and hits[best] > english:
+        return LANGUAGES[best]
+    return "English" if english >= 2 else None

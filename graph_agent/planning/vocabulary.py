@@ -69,6 +69,15 @@ TASKS: dict[str, TaskType] = {
             ("answer a question about a text", "extractive qa"),
         ),
         _T(
+            "table-question-answering",
+            (("table", "text"), ("question", "text")),
+            "text",
+            # Not one of TaskBench's 23 tools: people paste CSV, JSON and markdown tables
+            # and ask about them, and TaskBench has no task for it.
+            "Table Question Answering",
+            ("answer a question about a table", "table qa", "query a table"),
+        ),
+        _T(
             "conversational",
             (("text", "text"),),
             "text",

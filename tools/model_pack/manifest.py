@@ -250,6 +250,7 @@ _CHAT_TASKS = [
     "summarization",
     "translation",
     "question-answering",
+    "table-question-answering",
     "conversational",
     "text-classification",
 ]

@@ -1,0 +1,221 @@
+"""What the material decides about a plan, once the instruction has been planned.
+
+The instruction decides the tasks; the material decides three things the words alone cannot:
+
+- **a question over a table** is table question answering: a pasted CSV, JSON or markdown
+  table asked "which month cost most?" was planned as text QA, sentence similarity or
+  tabular classification (which reads a picture of a table);
+- **material in another language** read by an English text step needs a translation first
+  ("give me a short English summary of this German article");
+- **a question with nothing to read** is open-ended writing: question answering needs a
+  text to answer from, so "who wrote One Hundred Years of Solitude?" is text generation.
+
+Each is a rule over the plan's structure (which input a step reads, of what kind), not over
+phrasings; the blind sets in ``evals/data`` are how each is judged (``eval_planner``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from graph_agent.planning.constraints import target_language
+from graph_agent.planning.material import ParsedRequest
+from graph_agent.planning.plan import Plan, Subtask, ref_of
+from graph_agent.planning.vocabulary import TASKS
+
+#: Tasks that, over a table, can only have meant a question about it (the picture ones
+#: cannot even read text).
+_TABLE_GUESSES = frozenset(
+    {
+        "question-answering",
+        "tabular-classification",
+        "sentence-similarity",
+        "conversational",
+        "visual-question-answering",
+        "document-question-answering",
+    }
+)
+#: Text steps whose answer should be in the user's language when the material is not.
+_READS_FOR_THE_USER = frozenset(
+    {"summarization", "question-answering", "table-question-answering", "text-generation"}
+)
+#: Text steps whose output is in the language of the text they read.
+_KEEPS_LANGUAGE = frozenset(
+    {"summarization", "question-answering", "table-question-answering", "token-classification"}
+)
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+def _question_in(instruction: str, names: set[str]) -> str | None:
+    """The instruction's first question, without material names, or None."""
+    for match in _QUESTION.finditer(instruction):
+        text = match.group(0)
+        for name in names:
+            text = text.replace(name, "")
+        text = text.strip(" :,;\n")
+        if len(text) > 3:
+            return text
+    return None
+
+
+def _renumbered(steps: list[Subtask]) -> list[Subtask]:
+    """``steps`` with ids node-0, node-1, ... in order and every reference following."""
+    mapping = {s.id: f"node-{i}" for i, s in enumerate(steps)}
+
+    def move(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        return re.sub(r"<([^<>\s]+)>", lambda m: f"<{mapping.get(m[1], m[1])}>", value)
+
+    return [
+        s.model_copy(
+            update={
+                "id": mapping[s.id],
+                "args": {k: move(v) for k, v in s.args.items()},
+                "deps": [mapping.get(d, d) for d in s.deps],
+            }
+        )
+        for s in steps
+    ]
+
+
+def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
+    """A step that asks about a table material becomes table question answering."""
+    tables = {m.name for m in parsed.material if m.kind == "table"}
+    question = _question_in(parsed.instruction, tables)
+    if not tables or question is None:
+        return plan
+    steps = []
+    for step in plan.subtasks:
+        table = next((v for v in step.args.values() if v in tables), None)
+        roles = dict(TASKS[step.task].roles) if step.task in TASKS else {}
+        misread = any(v in tables and roles.get(r, "text") != "text" for r, v in step.args.items())
+        if table is not None and (step.task in _TABLE_GUESSES or misread):
+            asked = step.args.get("question") if step.task == "question-answering" else None
+            step = step.model_copy(
+                update={
+                    "task": "table-question-answering",
+                    "args": {"table": table, "question": asked or question},
+                }
+            )
+        steps.append(step)
+    return plan.model_copy(update={"subtasks": steps})
+
+
+def table_question(parsed: ParsedRequest) -> Plan | None:
+    """The plan for a question about a table that found no task in words, or None."""
+    tables = [m.name for m in parsed.material if m.kind == "table"]
+    question = _question_in(parsed.instruction, set(tables))
+    if len(tables) != 1 or question is None:
+        return None
+    step = Subtask(
+        id="node-0",
+        task="table-question-answering",
+        args={"table": tables[0], "question": question},
+        description=question,
+    )
+    return Plan(subtasks=[step])
+
+
+def translate_foreign_material(plan: Plan, parsed: ParsedRequest) -> Plan:
+    """Put a translation into English in front of each text step that reads material in
+    another language, unless the plan already translates it or the instruction asks for the
+    answer in a language other than English."""
+    foreign = {m.name for m in parsed.material if m.foreign}
+    if not foreign or any(s.task == "translation" for s in plan.subtasks):
+        return plan
+    language = target_language(parsed.instruction)
+    if language and language.lower() != "english":
+        return plan
+    steps: list[Subtask] = []
+    translated: dict[str, str] = {}  # material name -> id of its translation step
+    for step in plan.subtasks:
+        reads = [v for v in step.args.values() if v in foreign]
+        if step.task in _READS_FOR_THE_USER and reads:
+            args = dict(step.args)
+            for name in reads:
+                if name not in translated:
+                    translated[name] = f"translate-{name}"
+                    steps.append(
+                        Subtask(
+                            id=translated[name],
+                            task="translation",
+                            args={"text": name, "target_language": "English"},
+                            inferred="the material is not in English and the answer is "
+                            "wanted in English",
+                        )
+                    )
+                for role, value in step.args.items():
+                    if value == name:
+                        args[role] = f"<{translated[name]}>"
+            step = step.model_copy(
+                update={"args": args, "deps": [*step.deps, *(translated[n] for n in reads)]}
+            )
+        steps.append(step)
+    return plan.model_copy(update={"subtasks": _renumbered(steps)})
+
+
+def needless_translations(plan: Plan, parsed: ParsedRequest) -> Plan:
+    """Drop a translation into the language its text is already in ("summarize this in
+    German: <a German article>": the summary of German text is German); the steps after
+    it read what the translation would have read."""
+    language = {m.name: m.language for m in parsed.material if m.language}
+    by_id = {s.id: s for s in plan.subtasks}
+
+    def written_in(value: Any) -> str | None:
+        """The language of a text argument: its material's, or, through a text step that
+        keeps the language (summary, answer), the language of what that step read."""
+        if value in language:
+            return language[value]
+        ref = ref_of(value) if isinstance(value, str) else None
+        step = by_id.get(ref) if ref else None
+        if step is None or step.task == "translation" or step.task not in _KEEPS_LANGUAGE:
+            return None
+        return written_in(step.args.get("text"))
+
+    dropped: dict[str, Any] = {}  # translation step id -> what it read
+    for step in plan.subtasks:
+        target = str(step.args.get("target_language") or "").lower()
+        source = step.args.get("text")
+        known = written_in(source) if step.task == "translation" and target else None
+        if known and target == known.lower():
+            dropped[step.id] = source
+    if not dropped or len(dropped) == len(plan.subtasks):
+        return plan
+
+    def keep(value: Any) -> Any:
+        ref = ref_of(value) if isinstance(value, str) else None
+        return dropped.get(ref, value) if ref else value
+
+    steps = [
+        s.model_copy(
+            update={
+                "args": {k: keep(v) for k, v in s.args.items()},
+                "deps": [d for d in s.deps if d not in dropped],
+            }
+        )
+        for s in plan.subtasks
+        if s.id not in dropped
+    ]
+    return plan.model_copy(update={"subtasks": _renumbered(steps)})
+
+
+def open_questions(plan: Plan, inputs: set[str]) -> Plan:
+    """Question answering with nothing to read (its text is its own question) is writing."""
+    steps = []
+    for step in plan.subtasks:
+        text, question = step.args.get("text"), step.args.get("question")
+        if (
+            step.task == "question-answering"
+            and isinstance(text, str)
+            and text not in inputs
+            and ref_of(text) is None
+            and "<node-" not in text
+            and (question is None or text.strip() == str(question).strip())
+        ):
+            step = step.model_copy(
+                update={"task": "text-generation", "args": {"text": question or text}}
+            )
+        steps.append(step)
+    return plan.model_copy(update={"subtasks": steps})
