@@ -8,11 +8,12 @@ so a damaged or oversized file is one clear error at the start instead of a fail
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from graph_agent.boundary import OPERATOR, PATH_START, Reader, written_like_path
 from graph_agent.errors import RequestError
-from graph_agent.file_names import file_kind, is_folder, not_a_file
+from graph_agent.file_names import file_kind, files_named_in, is_folder, not_a_file
 from graph_agent.tools.errors import InputFileError
 from graph_agent.tools.limits import MAX_TEXT_CHARS
 from graph_agent.tools.media import check_media, sniff_modality
@@ -155,3 +156,51 @@ def input_value(
     if kind == "text":
         return _read_text(path)
     return str(path.resolve())
+
+
+def _base_name(path: str) -> str:
+    """A path's last part, for '/' and Windows '\\' alike."""
+    return re.split(r"[/\\]", path.rstrip("/\\"))[-1]
+
+
+def bind_named_paths(request: str, inputs: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Inputs renamed to the paths the request writes for them, and a note per renaming.
+
+    "write a summary of this speech ./data/audios/talk.wav" with the input ``talk.wav``
+    failed with "'./data/audios/talk.wav' is not one of the inputs": the user wrote the
+    path and passed that very file. A path in the request (relative, absolute, ``~``,
+    Windows-style) binds to the input whose value is that path, else to the one input with
+    that base name; an ambiguous base name binds to none.
+    """
+    bound = dict(inputs)
+    notes: list[str] = []
+    for written in files_named_in(request):
+        if written in bound:
+            continue
+        same_path = [
+            name
+            for name, value in bound.items()
+            if _same_file(written, value) and not _named(request, name)
+        ]
+        same_base = [
+            name
+            for name in bound
+            if _base_name(name) == _base_name(written) and not _named(request, name)
+        ]
+        match = same_path if len(same_path) == 1 else same_base
+        if len(match) == 1:
+            bound[written] = bound.pop(match[0])
+            notes.append(f"'{written}' in the request is the input '{match[0]}'")
+    return bound, notes
+
+
+def _named(request: str, name: str) -> bool:
+    """Whether the request names ``name`` itself (not only as the end of a longer path)."""
+    return name in files_named_in(request)
+
+
+def _same_file(written: str, value: str) -> bool:
+    try:
+        return Path(written).expanduser().resolve() == Path(value).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rich.markup import escape
+
 from graph_agent.cli.common import (
     EXIT_OK,
     EXIT_STEP_FAILED,
@@ -49,6 +51,30 @@ def _open_graph(args: argparse.Namespace) -> Iterator[Any]:
         raise UsageError(str(exc)) from exc
 
 
+def _with_named_files(request: str, inputs: dict[str, str]) -> dict[str, str]:
+    """``inputs`` plus the files the request names by a path that exists here and no input
+    stands for: the CLI's user is the operator, so a path they write is a file they mean
+    (never so on the server). Each one is said on stderr."""
+    from pathlib import Path
+
+    from graph_agent.file_names import files_named_in
+    from graph_agent.inputs import bind_named_paths
+
+    bound, _ = bind_named_paths(request, inputs)
+    taken = set(bound)
+    for name in files_named_in(request):
+        if name in taken:
+            continue
+        path = Path(name).expanduser()
+        if path.is_file():
+            inputs[name] = str(path.resolve())
+            console.print(
+                f"[yellow]note[/yellow] {escape(name)} is named in the request and exists: "
+                "read as an input"
+            )
+    return inputs
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from langgraph.types import Command
 
@@ -64,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # Without --input, a follow-up on a thread keeps the thread's inputs (and is offered
         # the previous request's outputs: "now translate that summary").
         if args.input or not args.thread_id:
-            payload["inputs"] = parse_inputs(args.input)
+            payload["inputs"] = _with_named_files(args.request, parse_inputs(args.input))
         if args.constraints:
             try:
                 payload["constraints"] = json.loads(args.constraints)
@@ -180,7 +206,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from graph_agent.errors import RequestError
-    from graph_agent.inputs import input_types
+    from graph_agent.inputs import bind_named_paths, input_types
     from graph_agent.planning.batch import inputs_named_in
     from graph_agent.planning.constraints import stated_constraints
     from graph_agent.planning.material import describe, parse_request
@@ -192,7 +218,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
             "The request is empty. Say what you want planned, e.g. "
             'graph-agent plan "transcribe meeting.wav" --input meeting.wav=rec.wav'
         )
-    inputs = parse_inputs(args.input)
+    inputs, bound = bind_named_paths(args.request, parse_inputs(args.input))
+    for note in bound:
+        console.print(f"[yellow]note[/yellow] {escape(note)}")
     try:
         types = input_types(inputs)
         # Planning opens nothing: with no --input at all, the files the request names are

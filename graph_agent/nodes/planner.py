@@ -30,7 +30,7 @@ from graph_agent.boundary import hide_paths, is_server_run, reader_for, refusal,
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.events import emit, plan_event
-from graph_agent.inputs import checked_inputs, input_types
+from graph_agent.inputs import bind_named_paths, checked_inputs, input_types
 from graph_agent.planning.constraints import stated_constraints
 from graph_agent.planning.llm import LLMPlannerError, make_chat_model, plan_with_llm_result
 from graph_agent.planning.material import describe, parse_request
@@ -75,8 +75,12 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # translate that summary"): offered as extra named inputs (see graph_agent.turns).
     earlier = carried_inputs(state)
     given: dict[str, str] = {}
+    bound: list[str] = []
     try:
-        given = checked_inputs(state.get("inputs"))
+        # A path the request writes for an input ("./data/talk.wav" for talk.wav) names it.
+        given, bound = bind_named_paths(
+            state.get("request", ""), checked_inputs(state.get("inputs"))
+        )
         constraints = _checked_constraints(state.get("constraints"))
         reader = reader_for(runtime, ctx, _thread_id())
         types = input_types({**earlier, **given}, reader, state.get("request", ""))
@@ -129,6 +133,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "material": {n: describe(n, t) for n, t in plan_.material.items()},
             "constraints_from_request": stated,
             "earlier_outputs_offered": list(earlier),
+            **({"inputs_bound": bound} if bound else {}),
             "seconds": round(time.perf_counter() - started, 4),
         }
     )
@@ -137,6 +142,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     emit("plan_ready", **plan_event(plan_.model_dump(), llm.get("planned_by", ctx.planner)))
     return {
         **update,
+        **({"inputs": given} if bound else {}),
         "input_types": {**dict.fromkeys(plan_.material, "text"), **types},
         "earlier_inputs": earlier,
         "plan": plan_.model_dump(),

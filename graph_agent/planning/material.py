@@ -44,6 +44,8 @@ MIN_PASSAGE_WORDS = 20
 #: this length is rare; a pasted paragraph is seldom shorter.
 MIN_PARAGRAPH_WORDS = 30
 
+#: Characters of a piece read to tell its language.
+_LANGUAGE_SAMPLE = 2000
 #: Material is named like a file of its kind ("text-1.txt", "table-1.csv"), so the planner
 #: binds it exactly as it binds a file the user attached and names in the request.
 _SUFFIX = {"text": ".txt", "table": ".csv", "code": ".txt"}
@@ -73,13 +75,6 @@ class Material:
     foreign: bool = False
     #: Its language when the function words tell ("German"), else None.
     language: str | None = None
-
-    def describe(self) -> str:
-        """How reports name it: 'table-1 (a table, 4 lines)'."""
-        lines = self.text.count("\n") + 1
-        size = f"{lines} lines" if lines > 1 else f"{len(self.text.split())} words"
-        what = {"table": "a table", "code": "code", "text": "text"}[self.kind]
-        return f"{self.name} ({what}, {size}{', not English' if self.foreign else ''})"
 
 
 @dataclass(frozen=True)
@@ -113,26 +108,22 @@ def _sentences(text: str) -> int:
 
 def _json_spans(request: str) -> list[tuple[int, int, str]]:
     """JSON objects or arrays in the request that parse and hold at least two items."""
-    spans = []
+    spans: list[tuple[int, int, str]] = []
     decoder = json.JSONDecoder()
-    i = 0
-    while i < len(request):
-        ch = request[i]
-        if ch in "[{" and (i == 0 or request[i - 1] in " \t\n:"):
-            try:
-                value, end = decoder.raw_decode(request, i)
-            except ValueError:
-                i += 1
-                continue
-            if isinstance(value, dict | list) and len(value) >= 2:
-                tabular = isinstance(value, list) and all(isinstance(v, dict) for v in value)
-                tabular |= isinstance(value, dict) and any(
-                    isinstance(v, list) for v in value.values()
-                )
-                spans.append((i, end, "table" if tabular else "text"))
-                i = end
-                continue
-        i += 1
+    done = 0
+    for m in re.finditer(r"(?:^|(?<=[ \t\n:]))[\[{]", request):
+        i = m.start()
+        if i < done:  # inside a value already taken
+            continue
+        try:
+            value, end = decoder.raw_decode(request, i)
+        except ValueError:
+            continue
+        if isinstance(value, dict | list) and len(value) >= 2:
+            tabular = isinstance(value, list) and all(isinstance(v, dict) for v in value)
+            tabular |= isinstance(value, dict) and any(isinstance(v, list) for v in value.values())
+            spans.append((i, end, "table" if tabular else "text"))
+            done = end
     return spans
 
 
@@ -236,6 +227,14 @@ def parse_request(request: str) -> ParsedRequest:
     spans += _line_blocks(request, taken())
     paragraphs = _paragraphs(request, taken())
     asks = [p for p in paragraphs if _words(request[p[0] : p[1]]) < MIN_PARAGRAPH_WORDS]
+    if not asks and len(paragraphs) >= 2:
+        # No short paragraph: the ask is the shortest one when the longest is three times
+        # its length (a long request above a pasted article).
+        sizes = sorted(paragraphs, key=lambda p: _words(request[p[0] : p[1]]))
+        if 3 * _words(request[sizes[0][0] : sizes[0][1]]) <= _words(
+            request[sizes[-1][0] : sizes[-1][1]]
+        ):
+            asks = [sizes[0]]
     for start, end in paragraphs:
         inline = _after_colon(request, start, end)
         if inline is not None:
@@ -258,8 +257,10 @@ def parse_request(request: str) -> ParsedRequest:
             text = _FENCE.match(text)["body"] if _FENCE.match(text) else text  # type: ignore[index]
         counts[kind] = counts.get(kind, 0) + 1
         name = f"{kind}-{counts[kind]}{_SUFFIX[kind]}"
-        foreign = kind == "text" and looks_foreign(text)
-        language = guess_language(text) if foreign else None
+        # The first lines tell the language as well as the whole of a 20 KB paste would.
+        sample = text[:_LANGUAGE_SAMPLE]
+        foreign = kind == "text" and looks_foreign(sample)
+        language = guess_language(sample) if foreign else None
         material.append(Material(name, text.strip(), kind, start, end, foreign, language))
         pieces += [request[cursor:start], name]
         cursor = end
