@@ -84,9 +84,14 @@ HUMAN_SETS = {
 }
 
 
-def task_set_match(gold: list[dict[str, Any]], planned: list[dict[str, Any]]) -> bool:
-    """Whether the planned set of task names equals the gold set."""
-    return {n["task"] for n in gold} == {n["task"] for n in planned}
+def task_set_match(gold: list[Any], planned: list[dict[str, Any]]) -> bool:
+    """Whether the planned set of task names equals the gold set (TaskBench's gold holds a
+    few nodes as bare names rather than objects)."""
+
+    def names(nodes: list[Any]) -> set[str]:
+        return {str(n.get("task") if isinstance(n, dict) else n) for n in nodes}
+
+    return names(gold) == names(planned)
 
 
 def to_task_nodes(plan: Plan) -> list[dict[str, Any]]:

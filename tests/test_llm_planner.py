@@ -318,3 +318,29 @@ def test_real_smollm2_plans_or_falls_back(models_dir):
     assert result.plan.subtasks[0].task == "automatic-speech-recognition"
     assert result.notes[0].startswith("asked hf:smollm2")
     assert result.fallback is None or "fell back to the offline planner" in result.notes[-1]
+
+
+def test_the_llm_planner_gets_material_by_name_not_repeated(mock_openai, tmp_path, models_dir):
+    """The chat model sees "summarize this article: text-1.txt", and the plan binds the name;
+    the article itself travels with the plan (issue 25: material handling)."""
+    article = (
+        "The council voted on Tuesday to widen the bike network. Photos of crowded streets "
+        "were shown, and staff will detect the worst junctions. A recording of the debate "
+        "will be published, and the plan will be translated for residents next week."
+    )
+    plan = {"subtasks": [{"id": "node-0", "task": "summarization", "args": {"text": "text-1.txt"}}]}
+    base_url, seen = mock_openai(_plan_reply(plan))
+    ctx = Context(
+        planner=f"openai-compatible:mock@{base_url}",
+        models_dir=str(models_dir),
+        artifacts_dir=str(tmp_path),
+        approve_plan=True,  # stop before any model runs
+    )
+    graph = build_graph(InMemorySaver())
+    config = {"configurable": {"thread_id": "llm-material"}}
+    graph.invoke({"request": f"summarize this article: {article}"}, config, context=ctx)
+    prompt = json.dumps(seen[0]["messages"])
+    assert "text-1.txt" in prompt and "crowded streets" not in prompt
+    state = graph.get_state(config).values
+    assert state["plan"]["subtasks"][0]["args"] == {"text": "text-1.txt"}
+    assert state["plan"]["material"] == {"text-1.txt": article}

@@ -49,6 +49,7 @@ from graph_agent.planning.material_steps import (
 )
 from graph_agent.planning.plan import CONVERSIONS, Plan
 from graph_agent.planning.request_language import looks_foreign
+from graph_agent.planning.spelling import correct_task_words
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
 from graph_agent.planning.vocabulary import TASKS, can_feed
 from graph_agent.tools.results import Modality
@@ -390,6 +391,9 @@ def _plan_instruction(
     models_dir: str | Path | None = None,
 ) -> Plan:
     """Plan an instruction whose material, if any, is already among ``input_types``."""
+    det = detector(models_dir)
+    if det is not None:  # "trasncribe meeting.wav" is read as "transcribe meeting.wav"
+        request = correct_task_words(request, det.encoder.vocabulary)
     clauses = split_clauses(request)
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
     media = media_mask([*declared, *map(file_kind, files_named_in(request))])

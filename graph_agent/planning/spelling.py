@@ -1,0 +1,104 @@
+"""Misspelt task words, corrected before the request is classified.
+
+People type fast: "trasncribe meeting.wav", "sumarise it", "tranlsate to french". The encoder
+splits a misspelt word into pieces that no longer mean the task, and "trasncribe
+meeting.wav" found no task at all. So a word the encoder's vocabulary does not hold whole,
+that is one edit (two, for long words) from exactly one task word of the vocabulary, is read
+as that word. An edit is an insertion, a deletion, a substitution or a swap of neighbours.
+
+A typo keeps its first letter, and a word with a task word's stem and another ending is an
+inflection ("segmented", "summarizes"), so neither is changed: on TaskBench's 966 requests
+that left "nagging", "rebounding" and the inflections alone.
+
+The task words come from the task vocabulary itself (names and synonyms), not from a list
+kept here, and only words of six letters or more count, so short everyday words ("boxes",
+"voice") are never targets. Words inside file names and quotes are left as written.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from graph_agent.file_names import FILE_NAME
+from graph_agent.planning.clauses import QUOTED
+from graph_agent.planning.vocabulary import TASKS
+
+_WORD = re.compile(r"[A-Za-z]{5,}")
+#: Shortest task word that a misspelling may be read as.
+MIN_TARGET = 6
+
+
+@functools.cache
+def task_words() -> frozenset[str]:
+    """Every word of six letters or more in the vocabulary's names and synonyms."""
+    words: set[str] = set()
+    for task in TASKS.values():
+        for phrase in (task.name.replace("-", " "), task.taskbench or "", *task.synonyms):
+            words |= {w.lower() for w in re.findall(r"[A-Za-z]+", phrase)}
+    return frozenset(w for w in words if len(w) >= MIN_TARGET)
+
+
+def edits(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment distance between ``a`` and ``b``, or ``limit + 1`` once it
+    is sure to exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        if min(row) > limit:
+            return limit + 1
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def _correction(word: str, known: frozenset[str]) -> str | None:
+    """The one task word ``word`` is a misspelling of, or None."""
+    lower = word.lower()
+    targets = task_words()
+    if lower in known or lower in targets:
+        return None
+    limit = 1 if len(lower) < 8 else 2
+    best: dict[int, list[str]] = {}
+    for target in targets:
+        if not _could_be_a_typo_of(lower, target):
+            continue
+        distance = edits(lower, target, limit)
+        if distance <= limit:
+            best.setdefault(distance, []).append(target)
+    if not best:
+        return None
+    nearest = best[min(best)]
+    return nearest[0] if len(nearest) == 1 else None
+
+
+def _could_be_a_typo_of(word: str, target: str) -> bool:
+    """Typos keep the first letter ("nagging" is no "tagging", "lounging" no "bounding"),
+    and a word with the target's stem and another ending is an inflection, not a typo
+    ("segmented", "summarizes", "estimating"): it is left as written."""
+    if word[0] != target[0]:
+        return False
+    stem = len(target) - 2
+    return word[:stem] != target[:stem]
+
+
+def correct_task_words(text: str, known: frozenset[str]) -> str:
+    """``text`` with misspelt task words corrected (see the module docstring); ``known`` is
+    the encoder's whole-word vocabulary."""
+    protected = [m.span() for m in FILE_NAME.finditer(text)]
+    protected += [m.span() for m in QUOTED.finditer(text)]
+
+    def fix(match: re.Match[str]) -> str:
+        start, end = match.span()
+        if any(a <= start < b or a < end <= b for a, b in protected):
+            return match.group(0)
+        return _correction(match.group(0), known) or match.group(0)
+
+    return _WORD.sub(fix, text)

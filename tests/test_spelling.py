@@ -1,0 +1,39 @@
+"""Misspelt task words are read as the task words they miss (planning/spelling.py)."""
+
+from __future__ import annotations
+
+from graph_agent.planning.offline import detector, plan_offline
+from graph_agent.planning.spelling import correct_task_words, edits
+
+
+def _known() -> frozenset[str]:
+    det = detector()
+    assert det is not None, "the pack's encoder is needed (make test installs it)"
+    return det.encoder.vocabulary
+
+
+def test_edit_distance_counts_a_swap_as_one():
+    assert edits("trasncribe", "transcribe", 2) == 1
+    assert edits("sumarize", "summarize", 1) == 1
+    assert edits("abc", "xyz", 1) == 2  # stops past the limit
+
+
+def test_typos_in_task_words_plan_as_the_task():
+    # Before: "Could not find a task in the request".
+    plan = plan_offline("trasncribe meeting.wav", {"meeting.wav": "audio"})
+    assert [s.task for s in plan.subtasks] == ["automatic-speech-recognition"]
+    plan = plan_offline("pls transcibe call.wav and sumarise it", {"call.wav": "audio"})
+    assert [s.task for s in plan.subtasks] == ["automatic-speech-recognition", "summarization"]
+
+
+def test_real_words_inflections_file_names_and_quotes_are_left_alone():
+    known = _known()
+    for text in (
+        "the nagging noise in a rebounding ball, lounging cats",  # real words
+        "a segmented image, estimating depth, it summarizes",  # inflections
+        "read trasncribe.txt aloud",  # a file name
+        "say 'sumarize' out loud",  # a quote
+        "draw boxes around the foxes",  # short words are never targets
+    ):
+        assert correct_task_words(text, known) == text, text
+    assert correct_task_words("detcet objects, captoin it", known) == "detect objects, caption it"
