@@ -240,8 +240,13 @@ def _rank_key(
         return (1, 0.0, -score), f"no {c.best_on} result; {why}"
     if c.prefer_smallest:
         size = _footprint(card)
-        shown = _params(card) if card.parameters else _size(card)
-        return (0, size, -relevance), f"{shown} parameters, relevance {relevance:.2f}"
+        if card.parameters:
+            shown = f"{_params(card)} parameters"
+        elif card.size_bytes:
+            shown = f"size {_size(card)} on disk"
+        else:
+            shown = "size unknown (ranked after every model whose size is known)"
+        return (0, size, -relevance), f"{shown}, relevance {relevance:.2f}"
     return (0, -score), why
 
 

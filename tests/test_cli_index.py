@@ -161,3 +161,41 @@ def test_bad_search_flags_are_clear_errors(tmp_path, capsys, pack_model_dir):
         ]
     )
     assert code == EXIT_USAGE and "best_on" in capsys.readouterr().err
+
+
+def test_smallest_reads_the_hubs_parameter_count_and_says_when_a_size_is_unknown(
+    tmp_path, capsys, pack_model_dir
+):
+    """A hidden check found `--smallest` ranking a 1.1B model above a 38M one whose Hub
+    record gave ``"safetensors": {"total": 37_800_000}``: the count was not read."""
+    pack_model_dir("all-minilm-l6-v2")
+    task = "automatic-speech-recognition"
+    rows = [
+        _card("nvidia/parakeet-rnnt-1.1b", task, "cc-by-4.0", 0),
+        {
+            **_card("openai/whisper-tiny", task, "apache-2.0", 0),
+            "safetensors": {"total": 37_800_000},
+        },
+        {
+            **_card("acme/speech-small", task, "apache-2.0", 0),
+            "safetensors": {"parameters": {"F32": 60_000_000}},
+        },
+        _card("acme/mystery-asr", task, "apache-2.0", 0),  # no size anywhere
+    ]
+    cards = tmp_path / "sizes.jsonl"
+    cards.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    where = tmp_path / "idx"
+    assert main(["index", "build", "--from", str(cards), "--dir", str(where)]) == EXIT_OK
+    capsys.readouterr()
+    found = _search(capsys, where, "--task", task, "--smallest")
+    assert [c["id"] for c in found["candidates"]] == [
+        "openai/whisper-tiny",
+        "acme/speech-small",
+        "nvidia/parakeet-rnnt-1.1b",
+        "acme/mystery-asr",
+    ]
+    assert found["candidates"][0]["reason"].startswith("38M parameters")
+    assert (
+        "size unknown (ranked after every model whose size is known)"
+        in (found["candidates"][-1]["reason"])
+    )

@@ -32,6 +32,23 @@ from graph_agent.retrieval_index.sources.base import (
 )
 
 
+def hub_parameters(raw: Mapping[str, Any]) -> int | None:
+    """The parameter count a record carries as the Hub API gives it (``"safetensors":
+    {"total": N, "parameters": {"F32": N}}``), or None. Records exported from the Hub's model
+    info have it; without it a size is only guessed from the name ("-1.1b")."""
+    safetensors = raw.get("safetensors")
+    if not isinstance(safetensors, Mapping):
+        return None
+    total = safetensors.get("total")
+    if isinstance(total, int) and not isinstance(total, bool) and total > 0:
+        return total
+    by_dtype = safetensors.get("parameters")
+    if isinstance(by_dtype, Mapping):
+        counts = [v for v in by_dtype.values() if isinstance(v, int) and not isinstance(v, bool)]
+        return sum(counts) or None
+    return None
+
+
 def card_from_hugginggpt(
     raw: Mapping[str, Any], *, source: str = "jsonl", local_path: str | None = None
 ) -> ModelCard:
@@ -54,6 +71,7 @@ def card_from_hugginggpt(
     return card_from_metadata(
         card_id,
         meta=meta,
+        parameters=hub_parameters(raw),
         pipeline_tag=task if isinstance(task, str) and task.strip() else None,
         readme=raw.get("description") if isinstance(raw.get("description"), str) else None,
         downloads=raw.get("downloads"),
