@@ -82,9 +82,7 @@ def input_types(
     types: dict[str, Modality | None] = {}
     text_chars = len(request)
     for name, value in checked_inputs(inputs).items():
-        reader.check_path(name, value)  # before the disk is asked anything
-        path = _existing_file(value) if _may_probe(reader, value) else None
-        _guard(reader, name, value, path)
+        path = _readable(reader, name, value)
         if path is not None:
             kind = sniff_modality(path)
             try:
@@ -118,21 +116,19 @@ def _text_length(path: Path) -> int:
     return size if bound and size > 4 * bound else len(_read_text(path))
 
 
-def _guard(reader: Reader, name: str, value: str, path: Path | None) -> None:
-    """Refuse what ``reader`` may not read: a value written like a path outside its roots
-    (decided without asking the disk, so the answer does not tell whether it exists), or
-    an existing file outside them however it is written."""
-    if not reader.restricted:
-        return
+def _readable(reader: Reader, name: str, value: str) -> Path | None:
+    """The existing file ``value`` names, or None for text; refuses what ``reader`` may not
+    read. A value written like a path outside the roots is refused before the disk is asked,
+    so the answer does not tell whether it exists; a server client's words stay words (the
+    disk is not asked about them at all); an existing file outside the roots is refused
+    however it is written."""
     reader.check_path(name, value)
+    if reader.restricted and not written_like_path(value):
+        return None
+    path = _existing_file(value)
     if path is not None and not reader.allows(path):
         raise reader.refuse(name)
-
-
-def _may_probe(reader: Reader, value: str) -> bool:
-    """Whether the disk may be asked about ``value``: always for the operator; for a server
-    client only when it is written like a path inside the roots (words stay words)."""
-    return not reader.restricted or written_like_path(value)
+    return path
 
 
 def _read_text(path: Path) -> str:
@@ -148,9 +144,7 @@ def input_value(
     changed after planning (a client can write thread state).
     """
     value = str(inputs[name])
-    reader.check_path(name, value)
-    path = _existing_file(value) if _may_probe(reader, value) else None
-    _guard(reader, name, value, path)
+    path = _readable(reader, name, value)
     if path is None:
         return value
     if kind == "text":

@@ -22,7 +22,6 @@ class Limit:
     env: str
     default: float
     unit: str
-    what: str
 
     def value(self) -> float:
         """The bound in force (the environment's value, else the default; 0: no bound)."""
@@ -54,12 +53,10 @@ def _number(value: float) -> str:
 
 
 #: Characters in a request, material pasted into it included, plus its text inputs.
-MAX_TEXT_CHARS = Limit("GRAPH_AGENT_MAX_TEXT_CHARS", 50_000, "characters", "request and text")
+MAX_TEXT_CHARS = Limit("GRAPH_AGENT_MAX_TEXT_CHARS", 50_000, "characters")
 #: Pixels of one input image, read from its header before anything is decoded.
-MAX_IMAGE_PIXELS = Limit("GRAPH_AGENT_MAX_IMAGE_PIXELS", 40_000_000, "pixels", "image size")
+MAX_IMAGE_PIXELS = Limit("GRAPH_AGENT_MAX_IMAGE_PIXELS", 40_000_000, "pixels")
 #: Seconds of one input recording, read from its header before anything is decoded.
-MAX_AUDIO_SECONDS = Limit("GRAPH_AGENT_MAX_AUDIO_S", 300, "seconds", "recording length")
+MAX_AUDIO_SECONDS = Limit("GRAPH_AGENT_MAX_AUDIO_S", 300, "seconds")
 #: Bytes of one input file of any kind (a first guard before any header is parsed).
-MAX_FILE_BYTES = Limit("GRAPH_AGENT_MAX_FILE_MB", 200, "MB", "file size")
-
-ALL = (MAX_TEXT_CHARS, MAX_IMAGE_PIXELS, MAX_AUDIO_SECONDS, MAX_FILE_BYTES)
+MAX_FILE_BYTES = Limit("GRAPH_AGENT_MAX_FILE_MB", 200, "MB")

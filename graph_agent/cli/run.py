@@ -245,7 +245,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             f" by its name (to run the plan, give --input {escape(name)}=PATH)"
         )
     for name, text in plan.material.items():
-        console.print(f"[cyan]material[/cyan] {escape(name)}: {escape(describe(name, text))}")
+        console.print(f"[cyan]material[/cyan] {escape(name)}: {escape(describe(text))}")
     for repair in plan.repairs:
         console.print(f"[yellow]repaired[/yellow] {repair}")
     if args.json or fmt != "native":

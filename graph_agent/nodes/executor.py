@@ -94,12 +94,11 @@ def _resolve(
         ref = ref_of(value)
         if ref is not None:
             upstream = ToolResult.from_dict(view["upstream"][ref])
-            if reader.restricted and upstream.modality in ("image", "audio"):
-                # An earlier result is a file this run wrote in its own artifact folder; a
-                # path from anywhere else came from written state, not from a step.
-                reader.check_path(role, upstream.value)
-                if not reader.allows(Path(upstream.value)):
-                    raise reader.refuse(role)
+            media = upstream.modality in ("image", "audio")
+            if media and not reader.allows(Path(upstream.value)):
+                # On a server run an earlier result is a file this run wrote in its own
+                # artifact folder; a path from anywhere else came from written state.
+                raise reader.refuse(role)
             args[role] = upstream.value
         elif isinstance(value, str) and value in view.get("material", {}):
             args[role] = view["material"][value]  # text, never a path: nothing to open

@@ -130,7 +130,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             **llm,
             "steps": len(plan_.subtasks),
             # What was read as material, not as instructions (the names steps use).
-            "material": {n: describe(n, t) for n, t in plan_.material.items()},
+            "material": {n: describe(t) for n, t in plan_.material.items()},
             "constraints_from_request": stated,
             "earlier_outputs_offered": list(earlier),
             **({"inputs_bound": bound} if bound else {}),

@@ -29,6 +29,7 @@ about words, so they do not fit one phrasing; each says why it has its value.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -53,7 +54,6 @@ _SUFFIX = {"text": ".txt", "table": ".csv", "code": ".txt"}
 _FENCE = re.compile(r"```[^\n`]*\n(?P<body>.*?)\n?```", re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)])\s+\S")
 _MARKDOWN_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 #: A sentence that goes back to instructing after the material ("Then translate it").
 _TAIL = re.compile(
     r"(?:^|(?<=[.!?]))\s+(?=(?:then|and then|after that|afterwards|also|finally|next|"
@@ -81,7 +81,6 @@ class Material:
 class ParsedRequest:
     """The instruction (material replaced by its names) and the material, in order."""
 
-    request: str
     instruction: str
     material: tuple[Material, ...] = field(default_factory=tuple)
 
@@ -90,7 +89,7 @@ class ParsedRequest:
         return {m.name: m.text for m in self.material}
 
 
-def describe(name: str, text: str) -> str:
+def describe(text: str) -> str:
     """A short account of one piece of material for reports: its size and first words."""
     lines = text.count("\n") + 1
     size = f"{lines} lines" if lines > 1 else f"{_words(text)} words"
@@ -100,10 +99,6 @@ def describe(name: str, text: str) -> str:
 
 def _words(text: str) -> int:
     return len(text.split())
-
-
-def _sentences(text: str) -> int:
-    return len(_SENTENCE_END.findall(text.strip() + " "))
 
 
 def _json_spans(request: str) -> list[tuple[int, int, str]]:
@@ -212,6 +207,7 @@ def _after_colon(request: str, start: int, end: int) -> tuple[int, int] | None:
     return body_start + lead, body_start + lead + len(passage)
 
 
+@functools.lru_cache(maxsize=16)
 def parse_request(request: str) -> ParsedRequest:
     """Split ``request`` into its instruction and its material (see the module docstring)."""
     spans: list[tuple[int, int, str]] = []
@@ -243,7 +239,7 @@ def parse_request(request: str) -> ParsedRequest:
             # A long paragraph beside a short one (the ask), or beside other material.
             spans.append((start, end, "text"))
     if not spans:
-        return ParsedRequest(request, request)
+        return ParsedRequest(request)
     spans.sort()
     material: list[Material] = []
     counts: dict[str, int] = {}
@@ -268,5 +264,5 @@ def parse_request(request: str) -> ParsedRequest:
     instruction = re.sub(r"[ \t]+", " ", "".join(pieces)).strip()
     if not re.sub(r"\b(?:text|table|code)-\d+\.\w+", "", instruction).strip(" \n:.,;!?\"'“”"):
         # Nothing but material: there is no instruction to keep apart from it.
-        return ParsedRequest(request, request)
-    return ParsedRequest(request, instruction, tuple(material))
+        return ParsedRequest(request)
+    return ParsedRequest(instruction, tuple(material))

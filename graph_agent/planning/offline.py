@@ -459,6 +459,7 @@ def _plan_instruction(
     # the summary, before the implied-task head (which also sees "in French") could add one
     # that reads the file beside the summary.
     steps = _add_implied(_add_translations(steps), implied, input_types)
+    verb = errand_verb(request)
     if not steps:
         hint = ""
         if looks_foreign(request):
@@ -472,13 +473,12 @@ def _plan_instruction(
                 " The task detector's embedding model is not installed, so only keywords"
                 " were matched: run `graph-agent models install`."
             )
-        if errand_verb(request):
-            raise RequestError(errand_refusal(errand_verb(request) or ""))
+        if verb:
+            raise RequestError(errand_refusal(verb))
         raise RequestError(
             "Could not find a task in the request. Name what to do, e.g. transcribe, "
             "summarize, translate, classify an image, detect objects, read aloud." + hint
         )
-    verb = errand_verb(request)
     guessed = all(step.task in GUESSES and not step.quotes for step in steps)
     if verb and guessed and not input_types and not files_named_in(request):
         raise RequestError(errand_refusal(verb))
