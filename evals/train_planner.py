@@ -2,14 +2,17 @@
 
     python -m graph_agent.evals.train_planner [--data DIR] [--models-dir DIR] [--out FILE]
 
-Training examples, all from TaskBench's *train* part (see ``taskbench.split_of``) or our
-own seed phrases, never from the held-out part:
+Training examples, all from TaskBench's *train* part (see ``taskbench.split_of``), our
+own seed phrases, or requests people write (``HUMAN_TRAINING``: never a set reported as
+blind), never from TaskBench's held-out part:
 
 1. Seeds: each task's names, synonyms and TaskBench description, plus the short phrasings
    in ``SEEDS`` below (they also cover the tasks TaskBench lacks, e.g. zero-shot
    classification, and clauses that ask for nothing).
 2. TaskBench's ``task_steps`` ("Step 2: Summarize the transcript"), one per gold node.
-3. Clauses of the train instructions, each labelled by aligning it to a gold node: the
+3. Clauses of the train instructions and of the human requests (material taken out and
+   task words spelt right first, as the planner does; ``human_records``), each labelled
+   by aligning it to a gold node: the
    current classifier scores every (clause, gold node) pair, the Hungarian method pairs
    them one to one, and a clause left over is labelled ``none`` unless it looks like a
    repeat of a gold task (then it is left out). Two rounds: align with a detector trained
@@ -40,6 +43,7 @@ import numpy as np
 from graph_agent.evals import taskbench
 from graph_agent.planning.clauses import split_clauses
 from graph_agent.planning.implied_tasks import token_features
+from graph_agent.planning.result_nouns import mask_result_nouns
 from graph_agent.planning.task_detector import (
     LABELS,
     LEXICAL_DIM,
@@ -263,6 +267,19 @@ SEEDS: dict[str, list[str]] = {
     ],
 }
 SEED_PHRASES = Path(__file__).resolve().parent / "data" / "seed_phrases.json"
+#: Requests people write, with gold plans, that the detector may learn from: the first human
+#: set, the two tune sets, and 300 requests a helper wrote for training on 2026-11-27 without
+#: sight of the planner or any other set (chat style, typos, pasted material, open-ended
+#: writing, later steps named by a noun). The blind sets are never here.
+HUMAN_TRAINING = tuple(
+    SEED_PHRASES.with_name(name)
+    for name in (
+        "human_requests.jsonl",
+        "human_requests_everyday_tune.jsonl",
+        "human_requests_multimodal_tune.jsonl",
+        "human_requests_train.jsonl",
+    )
+)
 SEED_WEIGHT, STEP_WEIGHT, CLAUSE_WEIGHT = 2.0, 0.5, 1.0
 SEED = 13
 #: Added to the ``none`` logit at planning time: a missed step costs more than an extra
@@ -380,6 +397,39 @@ def align(P: np.ndarray, gold: list[str], repeat_threshold: float = 0.5) -> list
     return labels
 
 
+def human_records(enc: Any, paths: tuple[Path, ...] = HUMAN_TRAINING) -> list[dict[str, Any]]:
+    """The human training requests as the classifier sees them when planning: material
+    taken out (``parse_request``: a pasted article is a name, not clauses) and task words
+    spelt right; and each gold plan without the conversions the validator puts in front of
+    a step (speech recognition before "the gist of what's said in call.wav"), when the
+    request has fewer clauses than gold steps: the clause names the step, not its
+    conversion, and aligning it to the conversion would teach the wrong task."""
+    from graph_agent.planning.material import parse_request
+    from graph_agent.planning.plan import CONVERSIONS
+    from graph_agent.planning.spelling import correct_task_words
+
+    out = []
+    for path in paths:
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            text = correct_task_words(parse_request(r["instruction"]).instruction, enc.vocabulary)
+            nodes = taskbench.parse_nodes(r.get("task_nodes")) or []
+            if len(split_clauses(text)) < len(nodes):
+                fed = {a for n in nodes for a in map(str, n.get("arguments") or [])}
+                nodes = [
+                    n
+                    for i, n in enumerate(nodes)
+                    if canonical(n["task"]) not in CONVERSIONS.values()
+                    or not any(f"<node-{i}>" in a for a in fed)
+                ]
+            out.append({**r, "instruction": text, "task_nodes": nodes})
+    return out
+
+
 def encode_records(enc: Any, records: list[dict[str, Any]]) -> list[tuple[np.ndarray, list[str]]]:
     """(clause features, canonical gold tasks) for every parsable record with clauses."""
     out: list[tuple[np.ndarray, list[str]]] = []
@@ -392,7 +442,8 @@ def encode_records(enc: Any, records: list[dict[str, Any]]) -> list[tuple[np.nda
         if not clauses:
             continue
         spans = [(c.start, c.end) for c in clauses]
-        out.append((clause_features(enc, r["instruction"], spans), gold))
+        text = mask_result_nouns(r["instruction"], clauses)  # as the planner reads it
+        out.append((clause_features(enc, text, spans), gold))
     return out
 
 
@@ -481,7 +532,7 @@ def set_head_examples(
         nodes = taskbench.parse_nodes(r.get("task_nodes"))
         if nodes is not None:
             gold = sorted({c for n in nodes if (c := canonical(n["task"]))})
-            out.append((r["instruction"], gold, 1.0))
+            out.append((mask_result_nouns(r["instruction"]), gold, 1.0))
     seeds = seed_examples(data)
     out += [(t, [] if lab == NONE else [lab], SET_EXTRA_WEIGHT) for t, lab in seeds]
     out += [(t, [lab], SET_EXTRA_WEIGHT) for t, lab in step_examples(records)]
@@ -541,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=None, help="TaskBench dir (default ../shared/...)")
     ap.add_argument("--models-dir", default=None, help="models dir with all-minilm-l6-v2")
     ap.add_argument("--out", default=str(WEIGHTS))
+    ap.add_argument("--no-human", action="store_true", help="train on TaskBench and the seeds only")
     args = ap.parse_args(argv)
     import torch
 
@@ -550,10 +602,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     enc = encoder(str(Path(args.models_dir or default_models_dir()).expanduser()))
     records = taskbench.select(taskbench.load_records(args.data), "train")
+    human = [] if args.no_human else human_records(enc)
     Xf, yf, wf, n_seeds, n_steps = fixed_examples(enc, args.data, records)
-    per_record = encode_records(enc, records)
+    per_record = encode_records(enc, records + human)
     W, b, n = fit_blend(Xf, yf, wf, per_record)
-    set_examples = set_head_examples(args.data, records)
+    set_examples = set_head_examples(args.data, records + human)
     set_head = train_set_head(enc, set_examples)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -567,7 +620,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"trained on {n} examples ({n_seeds} seeds, {n_steps} steps, "
-        f"{len(per_record)} train records), the implied-task head on {len(set_examples)} "
+        f"{len(per_record)} train records, {len(human)} of them human), the implied-task "
+        f"head on {len(set_examples)} "
         f"texts, in {time.perf_counter() - t0:.1f}s -> {out}",
         file=sys.stderr,
     )

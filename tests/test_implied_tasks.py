@@ -77,7 +77,9 @@ def test_the_trained_head_is_stored_with_the_clause_classifier(models_dir):
     request = "generate a picture of a mountain cabin and estimate its depth"
     prob, _ = head.probabilities(det.encoder.token_states(neutral_files(request)))
     depth = prob[head.labels.index("depth-estimation")]
-    assert depth > 0.5 and depth == prob.max()
+    named = {"text-to-image", "depth-estimation"}
+    top_two = {head.labels[i] for i in prob.argsort()[-2:]}
+    assert depth > 0.5 and top_two == named  # the two tasks the request names, nothing else
     assert prob[head.labels.index("text-to-speech")] < 0.1
 
 

@@ -83,15 +83,25 @@ def _answer_from_table(pipe: Any, call: ToolCall) -> ToolResult:
     return _text_result("answer", chat(pipe, prompt, max_new_tokens=96))
 
 
+def _with_instruction(call: ToolCall) -> str:
+    """The prompt: the text alone, or, when the step works on material, a file or an earlier
+    result ("suggest a headline for this paragraph: ..."), that text followed by what to do
+    with it. Without the instruction the model would only see the paragraph, and continue
+    it; after the text, as for summaries, a small model follows it rather than echoing."""
+    text = str(call.args["text"])
+    how = str(call.args.get("instruction") or "").strip()
+    return f"Text:\n{text}\n\nInstruction: {how}" if how else text
+
+
 def _converse(pipe: Any, call: ToolCall) -> ToolResult:
-    reply = chat(pipe, call.args["text"], system="You are a helpful, concise assistant.")
+    reply = chat(pipe, _with_instruction(call), system="You are a helpful, concise assistant.")
     return _text_result("reply", reply)
 
 
 def _generate(pipe: Any, call: ToolCall) -> ToolResult:
     reply = chat(
         pipe,
-        call.args["text"],
+        _with_instruction(call),
         max_new_tokens=192,
         system="You are a helpful writer. Follow the instruction.",
     )
@@ -186,7 +196,12 @@ def _chat_tool(task: str, call, description: str, inputs=(("text", "text"),), op
 
 
 TOOLS: list[TaskTool] = [
-    _chat_tool("text-generation", _generate, "Write text that follows an instruction."),
+    _chat_tool(
+        "text-generation",
+        _generate,
+        "Write text that follows an instruction.",
+        options=("instruction",),
+    ),
     _chat_tool("summarization", _summarize, "Summarize a text.", options=("instruction",)),
     _chat_tool(
         "translation",
@@ -206,7 +221,12 @@ TOOLS: list[TaskTool] = [
         "Answer a question about a table given as text (CSV, JSON or markdown).",
         inputs=(("table", "text"), ("question", "text")),
     ),
-    _chat_tool("conversational", _converse, "Reply to a message in a conversation."),
+    _chat_tool(
+        "conversational",
+        _converse,
+        "Reply to a message in a conversation.",
+        options=("instruction",),
+    ),
     _chat_tool(
         "text-classification",
         _classify,

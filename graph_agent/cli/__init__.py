@@ -47,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.print("interrupted; resume with --thread-id")
         code = 130
+    except BrokenPipeError:
+        code = _reader_gone()
     except Exception as exc:  # a bug: one line, and the traceback only when asked for
         if os.environ.get("GRAPH_AGENT_DEBUG"):
             raise
@@ -60,7 +62,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """The ``graph-agent`` command: `main`, then leave the process with its exit code."""
-    _leave(main())
+    code = main()
+    try:
+        sys.stdout.flush()  # a pipe holds output until here: its reader may be gone
+    except BrokenPipeError:
+        code = _reader_gone()
+    _leave(code)
+
+
+def _reader_gone() -> int:
+    """The reader of stdout went away (`graph-agent plan ... | head`): stop quietly, as other
+    command-line tools do. What is still buffered goes nowhere, rather than raising again
+    when Python flushes stdout on the way out. Returns the shell's status for SIGPIPE."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + 13
 
 
 def _check_text(argv: Sequence[str]) -> None:

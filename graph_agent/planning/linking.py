@@ -65,6 +65,8 @@ _HOW = re.compile(
 #: Tasks whose text is a prompt: without a quote, a named file or an earlier output to work
 #: on, they take the clause's words, not some text file the user gave for another step.
 GENERATIVE = frozenset({"text-generation", "text-to-image", "text-to-video", "conversational"})
+#: Generative tasks that write text: given something to work on, the clause is what to write.
+WRITES = frozenset({"text-generation", "conversational"})
 #: Generative tasks whose prompt is what to show, not an instruction (``prompts.depicted``).
 PICTURED = frozenset({"text-to-image", "text-to-video"})
 #: Text tasks that, given a picture, can only mean the text in it ("read clipping.jpg
@@ -93,8 +95,9 @@ _LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNO
 #: page.jpg"; "here's the scan"). With no question or request after the opening (``_ASKS``)
 #: it is no question to put to a model.
 _STATEMENT = re.compile(
-    r"\s*(?:i\s+(?:have|had|got|took|scanned|snapped|recorded|found|made)|"
-    r"i've\s+(?:got|taken|scanned|snapped|recorded|found|made)|i'm\s+(?:sending|attaching)|"
+    r"\s*(?:i\s+(?:have|had|got|took|scanned|snapped|recorded|found|made|wrote|typed|drafted)|"
+    r"i've\s+(?:got|taken|scanned|snapped|recorded|found|made|written|typed|drafted)|"
+    r"i'm\s+(?:sending|attaching)|"
     r"here(?:'s|\s+is|\s+are)|this\s+is|these\s+are|attached\s+is)\b",
     re.IGNORECASE,
 )
@@ -187,7 +190,7 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
                 # "summarize a.txt and b.txt; are they the same?": the earlier run first.
                 first = next(iter(args))
                 args[first], args[role] = twin, args[first]
-            elif role == "question" and _states_only(step.text):
+            elif role == "question" and states_only(step.text):
                 args[role] = OPEN_QUESTIONS.get(step.task, step.text)
             elif role == "question":
                 args[role] = asked(step.text) or step.text  # the question, not its wrapper
@@ -246,7 +249,7 @@ def _unread(names: list[str], done: list[Subtask], args: dict[str, object]) -> l
     return [n for n in names if n not in read]
 
 
-def _states_only(text: str) -> bool:
+def states_only(text: str) -> bool:
     """Whether ``text`` only says what there is ("I have a photo of a document, page.jpg")."""
     opening = _STATEMENT.match(text)
     return bool(opening) and not _ASKS.search(text, opening.end())
@@ -424,6 +427,14 @@ def _first_text(
                 return name
     if step.task in PICTURED:
         return depicted(step.text) or step.text  # "draw a cat on the moon": what to show
+    # "write a limerick about beach.jpg", "a poem about what's said in memo.wav": writing
+    # about a picture or recording its own words name works on what is in it (the
+    # validator puts a caption or a transcript in front); the words become the instruction
+    # (``_options``).
+    if step.task in GENERATIVE and (
+        named := [n for n in own if _kind(n, input_types) in ("image", "audio") and n not in used]
+    ):
+        return named[0]
     if step.task in GENERATIVE:
         return step.text  # "write a poem about autumn": the words are the prompt
     if recordings:
@@ -434,7 +445,11 @@ def _first_text(
 
 
 def _options(step: StepText, args: dict[str, object]) -> None:
-    """Options the tools take beyond TaskBench's arguments: length, language, labels."""
+    """Options the tools take beyond TaskBench's arguments: length, language, labels, and
+    for writing over material, a file or an earlier result, what to write: the step's words
+    ("suggest a headline for this paragraph: text-1.txt" reads text-1.txt)."""
+    if step.task in WRITES and args.get("text") != step.text:
+        args["instruction"] = step.text
     if step.task == "summarization" and (m := _HOW.search(step.text)):
         args["instruction"] = m.group(1)
     if step.task == "translation" and (language := target_language(step.text)):

@@ -60,6 +60,8 @@ DEFAULT_MAX_NEW_TOKENS = 384
 #: Optional settings a task accepts besides its typed roles (the tool registry's options).
 _OPTIONS = {
     "summarization": ("instruction",),
+    "text-generation": ("instruction",),
+    "conversational": ("instruction",),
     "translation": ("target_language",),
     "zero-shot-classification": ("labels",),
 }

@@ -201,6 +201,12 @@ def needless_translations(plan: Plan, parsed: ParsedRequest) -> Plan:
     return plan.model_copy(update={"subtasks": _renumbered(steps)})
 
 
+def _words(text: str) -> list[str]:
+    """The words of ``text``, case and punctuation aside: the clause "what year did the
+    wall fall" and the question made of it, "What year did the wall fall?", are one."""
+    return re.findall(r"\w+", text.casefold())
+
+
 def open_questions(plan: Plan, inputs: set[str]) -> Plan:
     """Question answering with nothing to read (its text is its own question) is writing."""
     steps = []
@@ -212,7 +218,7 @@ def open_questions(plan: Plan, inputs: set[str]) -> Plan:
             and text not in inputs
             and ref_of(text) is None
             and "<node-" not in text
-            and (question is None or text.strip() == str(question).strip())
+            and (question is None or _words(text) == _words(str(question)))
         ):
             step = step.model_copy(
                 update={"task": "text-generation", "args": {"text": question or text}}

@@ -1,0 +1,132 @@
+"""Requests as people write them (issue 25): open-ended writing and general questions
+(class 2), later steps named by a noun (class 5), chat style (class 6). Each case failed on
+the planner before the change that made it pass (commit 702e357 plans it as said in the
+comment)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from graph_agent.planning.offline import plan_offline
+from graph_agent.planning.plan import validate
+from graph_agent.planning.result_nouns import mask_result_nouns
+from graph_agent.tools.spec import ToolCall
+from graph_agent.tools.text import TOOLS
+
+
+def _plan(request: str, inputs: dict[str, str] | None = None):
+    types = dict(inputs or {})
+    return validate(plan_offline(request, types), types).subtasks
+
+
+def _tasks(request: str, inputs: dict[str, str] | None = None) -> list[str]:
+    return [s.task for s in _plan(request, inputs)]
+
+
+# ------------------------------------------------------------------- class 2: writing, questions
+
+
+def test_explanations_suggestions_and_general_questions_are_writing():
+    # Before: no task found; token classification; an invalid visual question (no picture);
+    # question answering with its own question as the text to read.
+    assert _tasks("explain in simple words how vaccines work") == ["text-generation"]
+    assert _tasks("give me 3 names for a bakery") == ["text-generation"]
+    assert _tasks("who painted the Mona Lisa?") == ["text-generation"]
+    assert _tasks("what year did the berlin wall fall") == ["text-generation"]
+
+
+def test_writing_about_a_picture_reads_the_picture_first():
+    # Before: text generation on the words alone; the photo was never looked at.
+    steps = _plan("write a limerick about photo.jpg", {"photo.jpg": "image"})
+    assert [s.task for s in steps] == ["image-to-text", "text-generation"]
+    assert steps[1].args == {"text": "<node-0>", "instruction": "write a limerick about photo.jpg"}
+
+
+def test_writing_over_material_keeps_what_to_write():
+    # Before: the step got the paragraph alone, so the model continued it instead of
+    # writing a headline.
+    paragraph = (
+        "The city council voted on Tuesday to expand the bike lane network across downtown, "
+        "citing a rise in cycling commuters."
+    )
+    plan = plan_offline(f"suggest a headline for this paragraph: {paragraph}", {})
+    (step,) = plan.subtasks
+    assert step.task == "text-generation" and step.args["text"] == "text-1.txt"
+    assert "headline" in step.args["instruction"]
+
+
+class _Pipe:
+    """A chat pipeline that records the messages it is sent."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, str]] = []
+
+    def __call__(self, messages, **_):
+        self.messages = messages
+        return [{"generated_text": "Bike lanes win the vote"}]
+
+
+def test_the_writer_gets_the_text_and_the_instruction():
+    tool = next(t for t in TOOLS if t.task == "text-generation")
+    pipe = _Pipe()
+    args = {"text": "The council voted to expand bike lanes.", "instruction": "suggest a headline"}
+    result = tool.call(pipe, ToolCall(args=args, artifacts=None))
+    prompt = pipe.messages[-1]["content"]
+    assert "The council voted" in prompt and "suggest a headline" in prompt
+    assert prompt.index("The council voted") < prompt.index("suggest a headline")
+    assert result.text == "Bike lanes win the vote"
+    tool.call(pipe, ToolCall(args={"text": "write a haiku about rain"}, artifacts=None))
+    assert pipe.messages[-1]["content"] == "write a haiku about rain"
+
+
+# ------------------------------------------------------------ class 5: later steps named by noun
+
+
+def test_a_later_step_that_names_the_earlier_result_by_its_noun_is_planned():
+    # Before: the second clause was heard as the first task again ("the transcript" sounds
+    # like transcribing) and merged into it: one step.
+    assert _tasks(
+        "transcribe lecture.mp3 and turn the transcript into a quiz", {"lecture.mp3": "audio"}
+    ) == ["automatic-speech-recognition", "text-generation"]
+    assert _tasks(
+        "caption beach.jpg and make a short poem out of the caption", {"beach.jpg": "image"}
+    ) == ["image-to-text", "text-generation"]
+    steps = _plan("summarize notes.txt and give the summary a catchy title", {"notes.txt": "text"})
+    assert [(s.task, s.args["text"]) for s in steps] == [
+        ("summarization", "notes.txt"),
+        ("text-generation", "<node-0>"),
+    ]
+
+
+def test_only_later_clauses_mask_result_nouns_and_spans_stay():
+    request = "summarize the transcript in notes.txt and translate the summary"
+    masked = mask_result_nouns(request)
+    assert len(masked) == len(request)
+    assert masked.startswith("summarize the transcript in notes.txt")  # the first clause
+    assert "the summary" not in masked and "translate it" in masked
+    assert mask_result_nouns("translate the summary") == "translate the summary"
+
+
+# ------------------------------------------------------------------------- class 6: chat style
+
+
+def test_chat_style_requests_find_their_task():
+    # Before: no task found ("ppl"); image classification for a question about the photo.
+    assert _tasks("how many ppl in group.jpg", {"group.jpg": "image"}) == ["object-detection"]
+    assert _tasks("whats the dog doing in pic.jpg", {"pic.jpg": "image"}) == [
+        "visual-question-answering"
+    ]
+
+
+def test_a_closed_pipe_ends_graph_agent_plan_quietly():
+    # Before: "graph-agent failed unexpectedly: BrokenPipeError" under `| head`.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graph_agent.cli", "plan", "transcribe a.wav", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader goes away before anything is written
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141
+    assert b"unexpectedly" not in err and b"Traceback" not in err
