@@ -14,8 +14,8 @@ managers because each owns a connection (or a pool) that must be closed.
 
 Failures raise ``CheckpointerError`` with what went wrong and what to do, never a driver
 traceback: a wrong URI or a stopped database is a setting to fix, not a bug. URIs are shown
-through `graph_agent.redact.redact` (the same helper the remote back end and the executor use),
-which masks a password wherever libpq accepts one: ``user:pass@``, ``?password=`` and
+through `graph_agent.common.redact.redact` (the same helper the remote back end and the
+executor use), which masks a password wherever libpq accepts one: ``user:pass@``, ``?password=`` and
 ``password=`` in a keyword/value DSN.
 """
 
@@ -29,8 +29,8 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from graph_agent.common.redact import redact
 from graph_agent.context import graph_agent_home
-from graph_agent.redact import redact
 
 logger = logging.getLogger(__name__)
 

@@ -17,24 +17,7 @@ from graph_agent.progress import blocked_steps
 from graph_agent.state import State
 from graph_agent.tools.pipeline_cache import PIPELINES
 from graph_agent.tools.results import ToolResult
-
-#: How each task's output is introduced in the template answer.
-LABELS = {
-    "automatic-speech-recognition": "Transcript",
-    "summarization": "Summary",
-    "translation": "Translation",
-    "image-classification": "Image label",
-    "object-detection": "Objects found",
-    "image-to-text": "Caption",
-    "visual-question-answering": "Answer",
-    "question-answering": "Answer",
-    "table-question-answering": "Answer",
-    "text-to-speech": "Speech",
-    "depth-estimation": "Depth map",
-    "text-classification": "Label",
-    "zero-shot-classification": "Label",
-    "token-classification": "Entities",
-}
+from graph_agent.tools.tasks import TASKS
 
 #: File names under the run's artifact directory.
 REPORT_JSON, REPORT_MD, REPORT_PNG = "report.json", "report.md", "report.png"
@@ -50,7 +33,9 @@ MAX_PROMPT_TEXT = 4000
 
 
 def _title(task: str) -> str:
-    return LABELS.get(task, task.replace("-", " ").capitalize())
+    """How the template answer introduces ``task``'s output (the spec's label)."""
+    spec = TASKS.get(task)
+    return spec.title if spec else task.replace("-", " ").capitalize()
 
 
 def _line(step: dict[str, Any], result: dict[str, Any] | None, blocked: bool) -> str:

@@ -18,24 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph_agent.tools.results import ToolResult
-
-#: What an output of each task is called in a follow-up request.
-_NAMES: dict[str, str] = {
-    "automatic-speech-recognition": "transcript",
-    "summarization": "summary",
-    "translation": "translation",
-    "image-to-text": "caption",
-    "visual-question-answering": "answer",
-    "document-question-answering": "answer",
-    "question-answering": "answer",
-    "text-generation": "text",
-    "conversational": "reply",
-    "text-to-image": "image",
-    "image-to-image": "image",
-    "image-editing": "image",
-    "text-to-speech": "speech",
-    "audio-to-audio": "audio",
-}
+from graph_agent.tools.tasks import TASKS
 
 
 def earlier_outputs(state: dict[str, Any]) -> dict[str, str]:
@@ -53,7 +36,8 @@ def earlier_outputs(state: dict[str, Any]) -> dict[str, str]:
         value = ToolResult.from_dict(done["result"]).value
         if not value:
             continue
-        base = _NAMES.get(step["task"], "result")
+        spec = TASKS.get(step["task"])
+        base = spec.result_name if spec else "result"  # "summary", "transcript", ...
         name, n = base, 2
         while name in offered:
             name, n = f"{base}-{n}", n + 1

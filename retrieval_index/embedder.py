@@ -40,7 +40,7 @@ def load_sentence_transformer(path: str):
 def _load_sentence_transformer(path: str):
     # The first import of sentence-transformers (and the transformers modules it pulls in) goes
     # through the one-at-a-time warm-up the tools use: a tool may be importing transformers now.
-    from graph_agent.first_imports import SENTENCE_TRANSFORMERS, warm_imports
+    from graph_agent.common.first_imports import SENTENCE_TRANSFORMERS, warm_imports
 
     warm_imports(SENTENCE_TRANSFORMERS)
     from sentence_transformers import SentenceTransformer

@@ -177,6 +177,8 @@ class Candidate:
     score: float
     relevance: float
     why: str
+    #: The card's model library, which picks the back end that loads it.
+    library: str | None = None
 
 
 @dataclass
@@ -306,7 +308,17 @@ def select(
         why += f", licence {card.license or 'unknown'}"
         score = _default_score(card, relevance, languages)[0]
         ranked.append(
-            (key, Candidate(card.id, card.local_path, round(score, 4), round(relevance, 4), why))
+            (
+                key,
+                Candidate(
+                    card.id,
+                    card.local_path,
+                    round(score, 4),
+                    round(relevance, 4),
+                    why,
+                    card.library,
+                ),
+            )
         )
     ranked.sort(key=lambda kc: kc[0])
     candidates = [c for _, c in ranked]

@@ -16,7 +16,7 @@ from typing import Any
 
 from polling import wait_until
 
-from graph_agent import first_imports as fi
+from graph_agent.common import first_imports as fi
 from graph_agent.retrieval_index import embedder
 from graph_agent.tools import pipeline_cache as pc
 from graph_agent.tools.pipeline_cache import MB, PipelineCache
@@ -107,7 +107,7 @@ def test_warming_a_piper_voice_imports_piper_and_onnxruntime_not_transformers(tm
     (tmp_path / "voice.onnx").write_bytes(b"")
     script = (
         "import sys\n"
-        "from graph_agent.first_imports import warm_imports\n"
+        "from graph_agent.common.first_imports import warm_imports\n"
         "from graph_agent.tools.registry import get_tool\n"
         f"warm_imports(*get_tool('text-to-speech').lazy_imports({str(tmp_path)!r}))\n"
         "print(sorted(m for m in ('piper', 'onnxruntime', 'transformers', 'torch')"

@@ -1,4 +1,4 @@
-"""The one redaction helper (`graph_agent.redact`): every form a credential takes in a
+"""The one redaction helper (`graph_agent.common.redact`): every form a credential takes in a
 connection URI, an endpoint URL or a DSN, wherever it stands in a message or a traceback.
 
 The remote back end, the executor (attempts are checkpointed) and the checkpointer's messages
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from graph_agent import checkpointing
-from graph_agent.redact import public_url, redact
+from graph_agent.common.redact import public_url, redact
 
 
 @pytest.mark.parametrize(

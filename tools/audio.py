@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from graph_agent.first_imports import TRANSFORMERS_PIPELINES
+from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES
 from graph_agent.tools.cancel import check_cancelled
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_audio

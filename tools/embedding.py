@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from graph_agent.first_imports import SENTENCE_TRANSFORMERS
+from graph_agent.common.first_imports import SENTENCE_TRANSFORMERS
 from graph_agent.tools.errors import ToolError
 from graph_agent.tools.pipeline_cache import loading_device
 from graph_agent.tools.results import ToolResult

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graph_agent.first_imports import TRANSFORMERS_PIPELINES, warm_imports
+from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES, warm_imports
 from graph_agent.tools.cancel import CancelToken, install_torch_hook
 from graph_agent.tools.errors import ModelUnavailableError
 

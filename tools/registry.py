@@ -1,24 +1,59 @@
 """The registry: every task graph-agent can run, mapped to its tool.
 
-Planner, validator and executor all ask the registry, so a task's types are declared once.
+Planner, validator and executor all ask the registry, so a task's types are declared once
+(``tasks.TASKS``) and its back end here. ``register_task`` and ``register_tool`` add a task
+or a back end from user code.
 """
 
 from __future__ import annotations
 
 from graph_agent.tools import audio, embedding, text, vision
 from graph_agent.tools.spec import TaskTool, ToolCall
+from graph_agent.tools.tasks import TASKS, TaskSpec, register_task
 
 REGISTRY: dict[str, TaskTool] = {
     tool.task: tool for family in (audio, vision, text, embedding) for tool in family.TOOLS
 }
 
 
+#: Back ends for a task beside its default, by the library a model card names: a card whose
+#: ``library`` is "spacy" is run by the task's spaCy back end, another by the default.
+BACKENDS: dict[tuple[str, str], TaskTool] = {}
+
+
+def register_tool(tool: TaskTool) -> TaskTool:
+    """Give ``tool``'s task (registered first with ``tasks.register_task``) a back end.
+
+    A tool with a ``library`` runs the models whose cards name that library, beside the
+    task's other back ends (and is the task's default while it has none); a tool without
+    one replaces the default back end, which runs every other card of the task."""
+    if tool.task not in TASKS:
+        raise ValueError(
+            f"There is no task {tool.task!r} to give a back end: register its TaskSpec first "
+            "(graph_agent.tools.tasks.register_task)."
+        )
+    if tool.input_modalities != TASKS[tool.task].input_types:
+        raise ValueError(
+            f"The tool for {tool.task!r} takes {list(tool.input_modalities)}, but the task's "
+            f"roles are {list(TASKS[tool.task].input_types)}."
+        )
+    if tool.library:
+        BACKENDS[(tool.task, tool.library.lower())] = tool
+        REGISTRY.setdefault(tool.task, tool)
+    else:
+        REGISTRY[tool.task] = tool
+    return tool
+
+
 def known_tasks() -> list[str]:
     return sorted(REGISTRY)
 
 
-def get_tool(task: str) -> TaskTool:
-    """The tool for ``task``, or a KeyError that lists the tasks there are."""
+def get_tool(task: str, library: str | None = None) -> TaskTool:
+    """The back end for ``task`` and a card of ``library`` (the task's default when no back
+    end names that library), or a KeyError that lists the tasks there are."""
+    if library and (tool := BACKENDS.get((task, library.lower()))):
+        return tool
     try:
         return REGISTRY[task]
     except KeyError:
@@ -27,4 +62,14 @@ def get_tool(task: str) -> TaskTool:
         ) from None
 
 
-__all__ = ["REGISTRY", "TaskTool", "ToolCall", "get_tool", "known_tasks"]
+__all__ = [
+    "BACKENDS",
+    "REGISTRY",
+    "TaskSpec",
+    "TaskTool",
+    "ToolCall",
+    "get_tool",
+    "known_tasks",
+    "register_task",
+    "register_tool",
+]

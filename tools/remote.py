@@ -33,7 +33,7 @@ Which token goes where (:func:`endpoint_token`), read from the environment at ca
 
 Tokens never enter the graph state, the selection or the report; endpoints are shown without
 credentials or query string, and every error message is passed through
-:func:`graph_agent.redact.redact` and raised without the HTTP library's exception as its
+:func:`graph_agent.common.redact.redact` and raised without the HTTP library's exception as its
 cause (whose text and traceback would carry the full URL, credentials included).
 
 How each task is called (the card's Hub pipeline tag picks the protocol, because a
@@ -88,7 +88,7 @@ from huggingface_hub import InferenceClient, constants, get_token
 from huggingface_hub.errors import HfHubHTTPError, InferenceTimeoutError, OfflineModeIsEnabled
 from huggingface_hub.utils import hf_raise_for_status
 
-from graph_agent.redact import public_url, redact
+from graph_agent.common.redact import public_url, redact
 from graph_agent.tools.embedding import candidate_labels, embedding_result, similarity_result
 from graph_agent.tools.errors import InputFileError, ToolError
 from graph_agent.tools.registry import get_tool
@@ -826,7 +826,7 @@ class RemoteBackend:
         """``fn()`` with retries on 429/5xx/connection errors; every failure made clear.
 
         Errors are raised ``from None``, with what the HTTP library said passed through
-        :func:`~graph_agent.redact.redact`: its exceptions name the full request URL,
+        :func:`~graph_agent.common.redact.redact`: its exceptions name the full request URL,
         credentials and ``?api_key=`` included, and a chained cause would carry them into
         tracebacks, logs and the attempt the executor checkpoints.
         """

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph_agent.first_imports import TRANSFORMERS_PIPELINES
+from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.pipeline_cache import PIPELINES, load_pipeline
 from graph_agent.tools.results import Modality, ToolResult
@@ -48,6 +48,9 @@ class TaskTool:
     call: Callable[[Any, ToolCall], ToolResult]
     description: str
     options: tuple[str, ...] = ()
+    #: The model library this back end loads (a card's ``library``: "transformers", "piper",
+    #: "spacy" ...); None: the task's default back end, for cards that name no other.
+    library: str | None = None
     load_kwargs: dict[str, Any] = field(default_factory=dict)
     make_loader: Callable[[str], Any] | None = None
     imports: tuple[str, ...] | Callable[[str], Iterable[str]] | None = None

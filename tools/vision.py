@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graph_agent.first_imports import TRANSFORMERS_PIPELINES
+from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_image
 from graph_agent.tools.pipeline_cache import loading_device

@@ -13,7 +13,7 @@ refused token, server error after retries) is a failed attempt like any other, s
 moves on to the next candidate. The attempt records where it ran, never the token.
 
 An attempt is graph state, so it is checkpointed (to SQLite, to a shared Postgres) and shown
-in reports: its error text and traceback pass through `graph_agent.redact.redact` first.
+in reports: its error text and traceback pass through `graph_agent.common.redact.redact` first.
 Exceptions from HTTP clients and database drivers name the URL they failed on, and a URL can
 carry a password (``https://user:pass@host``) or a key (``?api_key=...``).
 """
@@ -36,13 +36,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from graph_agent.boundary import OPERATOR, Reader, hide_paths, reader_for, run_context
+from graph_agent.common.redact import redact
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.events import emit_finished, emit_started
 from graph_agent.inputs import input_value
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of, refs_in
 from graph_agent.progress import ready_steps
-from graph_agent.redact import redact
 from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.cancel import cancellable
@@ -178,7 +178,7 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         )
         # The warm cache is process-wide; this run's budget and device apply from here on.
         PIPELINES.configure(memory_budget_mb=ctx.memory_budget_mb, device=ctx.device)
-        tool = get_tool(step["task"])
+        tool = get_tool(step["task"], candidate.get("library"))
         if remote:
             backend = remote_backend(ctx, candidate)
             kind = candidate["remote_call"]

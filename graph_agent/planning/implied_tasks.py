@@ -19,14 +19,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from graph_agent.planning.blas import single_thread_matmul
-
-if TYPE_CHECKING:
-    from graph_agent.planning.task_detector import TokenStates
+from graph_agent.planning.token_states import TokenStates
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 
 from graph_agent.file_names import FILE_NAME, file_kind, is_file_name
 from graph_agent.planning.constraints import target_language
+from graph_agent.planning.phrasing import asked, depicted
 from graph_agent.planning.plan import CONVERSIONS, Subtask
-from graph_agent.planning.prompts import asked, depicted
 from graph_agent.planning.vocabulary import TASKS, can_feed
 
 #: Words that point back at an earlier result rather than at new material.

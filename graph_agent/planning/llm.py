@@ -50,21 +50,13 @@ from graph_agent.planning.few_shot import EXAMPLES
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import Plan, PlanError, Subtask, validate
 from graph_agent.planning.vocabulary import TASKS, canonical
+from graph_agent.tools.registry import REGISTRY
 from graph_agent.tools.results import Modality
 
 #: Seconds an OpenAI-compatible request may take before the planner gives up on it.
 DEFAULT_TIMEOUT = float(os.environ.get("GRAPH_AGENT_LLM_TIMEOUT", "120"))
 #: Enough for a plan of about eight steps in the compact JSON the examples show.
 DEFAULT_MAX_NEW_TOKENS = 384
-
-#: Optional settings a task accepts besides its typed roles (the tool registry's options).
-_OPTIONS = {
-    "summarization": ("instruction",),
-    "text-generation": ("instruction",),
-    "conversational": ("instruction",),
-    "translation": ("target_language",),
-    "zero-shot-classification": ("labels",),
-}
 
 
 class LLMPlannerError(ValueError):
@@ -205,7 +197,9 @@ def _vocabulary_lines() -> str:
     lines = []
     for task in TASKS.values():
         roles = ", ".join(f"{role}: {kind}" for role, kind in task.roles)
-        extra = "".join(f", {opt}?" for opt in _OPTIONS.get(task.name, ()))
+        # Optional settings the task's back end takes besides its typed roles.
+        tool = REGISTRY.get(task.name)
+        extra = "".join(f", {opt}?" for opt in (tool.options if tool else ()))
         hint = "; ".join(task.synonyms[:2])
         lines.append(f"- {task.name}({roles}{extra}) -> {task.output}  # {hint}")
     return "\n".join(lines)

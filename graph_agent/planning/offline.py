@@ -58,7 +58,7 @@ from graph_agent.planning.request_language import looks_foreign
 from graph_agent.planning.result_nouns import mask_result_nouns
 from graph_agent.planning.spelling import correct_task_words
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
-from graph_agent.planning.vocabulary import TASKS, can_feed
+from graph_agent.planning.vocabulary import TASKS, TaskSpec, can_feed
 from graph_agent.tools.results import Modality
 
 #: Connectives that put a clause after the step before it ("estimate the depth, and then
@@ -204,6 +204,7 @@ def detect_tasks(
     labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
     _opening_names(labels, clauses)
     _reports(labels, clauses)
+    _untrained_tasks(labels, clauses, det.labels)
     _next_steps(labels, probs, clauses, det.labels)
     asked = _questions_on_pictures(labels, probs, clauses, det.labels)
     # The implied-task head heard the same question there: it is asked once, of the picture.
@@ -235,6 +236,28 @@ def _fallback_odds(probs: np.ndarray, names: tuple[str, ...], media: int) -> np.
             odds[:, qa] += odds[:, i]
         odds[:, i] = 0.0
     return odds
+
+
+def _untrained_tasks(labels: list[str], clauses: list[Clause], trained: tuple[str, ...]) -> None:
+    """Relabel, in place, a clause that names a task the detector was never trained on by
+    its name or one of its synonyms (a task a user registered: "count the words in
+    notes.txt" for ``word-count``), the longest phrase first. The classifier cannot score a
+    task it has not seen; until it is retrained with the task, the task's words decide."""
+    untrained = [spec for name, spec in TASKS.items() if name not in trained]
+    for i, clause in enumerate(clauses):
+        if match := _longest_phrase(clause.text, untrained):
+            labels[i] = match
+
+
+def _longest_phrase(text: str, specs: list[TaskSpec]) -> str | None:
+    """The task of ``specs`` whose name or synonym ``text`` holds, longest first."""
+    low = text.lower()
+    best, size = None, 0
+    for spec in specs:
+        for phrase in (spec.name.replace("-", " "), *spec.synonyms):
+            if len(phrase) > size and re.search(rf"\b{re.escape(phrase.lower())}", low):
+                best, size = spec.name, len(phrase)
+    return best
 
 
 def _reports(labels: list[str], clauses: list[Clause]) -> None:
@@ -331,13 +354,7 @@ def _add_implied(
 
 def _lexical(text: str) -> str:
     """Fallback detector: the task whose name or synonym the clause contains, longest first."""
-    low = text.lower()
-    best, size = NONE, 0
-    for name, task in TASKS.items():
-        for phrase in (name.replace("-", " "), *task.synonyms):
-            if len(phrase) > size and re.search(rf"\b{re.escape(phrase)}", low):
-                best, size = name, len(phrase)
-    return best
+    return _longest_phrase(text, list(TASKS.values())) or NONE
 
 
 #: Steps that write text a user may want in another language ("summarize it in French").

@@ -29,9 +29,13 @@ _WORD = re.compile(r"[A-Za-z]{5,}")
 MIN_TARGET = 6
 
 
-@functools.cache
 def task_words() -> frozenset[str]:
     """Every word of six letters or more in the vocabulary's names and synonyms."""
+    return _task_words(len(TASKS))  # a task registered later brings its words
+
+
+@functools.cache
+def _task_words(_: int) -> frozenset[str]:
     words: set[str] = set()
     for task in TASKS.values():
         for phrase in (task.name.replace("-", " "), task.taskbench or "", *task.synonyms):

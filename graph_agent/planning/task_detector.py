@@ -20,7 +20,6 @@ import itertools
 import re
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ import numpy as np
 from graph_agent.file_names import FILE_NAME
 from graph_agent.planning.blas import single_thread_matmul
 from graph_agent.planning.implied_tasks import ImpliedTask, load_head
+from graph_agent.planning.token_states import TokenStates
 from graph_agent.planning.vocabulary import TASKS
 
 NONE = "none"
@@ -46,15 +46,6 @@ _TASK_SHORTHANDS = frozenset({"asr", "stt", "tts", "ocr", "vqa", "ner", "nlp", "
 
 class DetectorUnavailableError(RuntimeError):
     """The embedding model or the trained weights are missing."""
-
-
-@dataclass(frozen=True)
-class TokenStates:
-    """One text's real tokens (no [CLS]/[SEP]): character spans and two layers' vectors."""
-
-    offsets: np.ndarray  # (tokens, 2)
-    last: np.ndarray  # (tokens, 384)
-    middle: np.ndarray  # (tokens, 384), layer MIDDLE_LAYER
 
 
 class Encoder:

@@ -1,11 +1,11 @@
-"""What a picture step is asked to show and a question step to answer (``planning/prompts.py``)."""
+"""What a picture step is asked to show and a question step to answer (``planning/phrasing.py``)."""
 
 from __future__ import annotations
 
 import pytest
 from scaling import grows_linearly
 
-from graph_agent.planning.prompts import asked, depicted
+from graph_agent.planning.phrasing import asked, depicted
 
 
 @pytest.mark.parametrize(

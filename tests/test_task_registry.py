@@ -1,0 +1,178 @@
+"""One spec per task (issue 26): a task registered from user code with one ``TaskSpec``, a
+call function and a model card is planned, selected, run, checked and reported like any
+other, with no file of the package changed; a second back end replaces a task's tool the
+same way."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph_agent import Context, build_graph
+from graph_agent.planning.vocabulary import ALIASES, TASKS, canonical
+from graph_agent.tools import registry, tasks
+from graph_agent.tools.registry import REGISTRY, register_tool
+from graph_agent.tools.results import ToolResult
+from graph_agent.tools.spec import TaskTool, ToolCall
+from graph_agent.tools.tasks import TaskSpec, register_task
+
+WORD_COUNT = TaskSpec(
+    name="word-count",
+    roles=(("text", "text"),),
+    output="text",
+    taskbench="Word Count",
+    synonyms=("count the words", "word count", "how many words"),
+    label="Word count",
+    result="count",
+)
+
+
+def _count(model: dict[str, str], call: ToolCall) -> ToolResult:
+    words = str(call.args["text"]).split()
+    return ToolResult(kind="count", modality="text", text=f"{len(words)} words ({model['name']})")
+
+
+COUNTER = TaskTool(
+    task="word-count",
+    inputs=(("text", "text"),),
+    output="text",
+    loader="word-counter",
+    call=_count,
+    description="Count the words of a text.",
+    make_loader=lambda path: {"name": Path(path).name},
+)
+
+
+@pytest.fixture
+def restore_registry() -> Iterator[None]:
+    """Leave the registries as they were: other tests see only the package's tasks."""
+    tables = tasks.TASKS, tasks.ALIASES, registry.REGISTRY, registry.BACKENDS
+    saved = [dict(table) for table in tables]
+    yield
+    for table, old in zip(tables, saved, strict=True):
+        table.clear()
+        table.update(old)
+
+
+def _models_with(models_dir: Path, tmp_path: Path, card: dict) -> Path:
+    """The installed pack's models (links) plus one user model folder with its card."""
+    root = tmp_path / "models"
+    root.mkdir()
+    for entry in models_dir.iterdir():
+        if entry.is_dir() and (entry / "graph-agent-card.json").is_file():
+            (root / entry.name).symlink_to(entry.resolve())
+    folder = root / card["id"].split("/")[-1]
+    folder.mkdir()
+    (folder / "graph-agent-card.json").write_text(json.dumps(card), encoding="utf-8")
+    return root
+
+
+def test_a_task_registered_from_user_code_runs_end_to_end(restore_registry, models_dir, tmp_path):
+    register_task(WORD_COUNT)
+    register_tool(COUNTER)
+    # Every part that names tasks reads the registry.
+    assert TASKS["word-count"] is WORD_COUNT and canonical("Word Count") == "word-count"
+    assert ALIASES["word count"] == "word-count"
+    models = _models_with(
+        models_dir,
+        tmp_path,
+        {"id": "me/word-counter", "task": "word-count", "license": "mit", "description": "x"},
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the budget was approved on friday", encoding="utf-8")
+    graph = build_graph(InMemorySaver())
+    ctx = Context(models_dir=str(models), artifacts_dir=str(tmp_path / "artifacts"))
+    final = graph.invoke(
+        {"request": "count the words in notes.txt", "inputs": {"notes.txt": str(notes)}},
+        {"configurable": {"thread_id": "word-count"}},
+        context=ctx,
+    )
+    # Planned (the offline planner finds an untrained task by its words), selected by its
+    # card, run by its tool, accepted by the critic, and labelled in the answer.
+    (step,) = final["report"]["steps"]
+    assert step["task"] == "word-count" and step["model"] == "me/word-counter"
+    assert final["outputs"]["node-0"] == "6 words (word-counter)"
+    assert final["report"]["failures"] == []
+    assert "Word count" in final["answer"]
+
+
+def _capitals(model: dict[str, str], call: ToolCall) -> ToolResult:
+    """A toy entity tagger: every capitalised word is an entity."""
+    words = [w.strip(".,") for w in str(call.args["text"]).split() if w[:1].isupper()]
+    data = [{"entity": "NAME", "word": w, "score": 1.0} for w in words]
+    return ToolResult(kind="entities", modality="text", text="; ".join(words), data=data)
+
+
+def test_a_back_end_for_an_existing_task_runs_the_cards_of_its_library(
+    restore_registry, models_dir, tmp_path
+):
+    default = REGISTRY["token-classification"]
+    tagger = TaskTool(
+        task="token-classification",
+        inputs=(("text", "text"),),
+        output="text",
+        loader="capitals",
+        call=_capitals,
+        description="Tag capitalised words (test).",
+        library="capitals",
+        make_loader=lambda path: {"name": Path(path).name},
+    )
+    register_tool(tagger)
+    # Beside the default back end, not instead of it: a card names which one loads it.
+    assert REGISTRY["token-classification"] is default
+    assert registry.get_tool("token-classification", "capitals") is tagger
+    assert registry.get_tool("token-classification", "transformers") is default
+    card = {
+        "id": "me/capitals",
+        "task": "token-classification",
+        "library": "capitals",
+        "license": "mit",
+        "description": "Finds names.",
+    }
+    models = _models_with(models_dir, tmp_path, card)
+    graph = build_graph(InMemorySaver())
+    ctx = Context(models_dir=str(models), artifacts_dir=str(tmp_path / "artifacts"))
+    final = graph.invoke(
+        {"request": "extract the names from 'Ada met Grace in London.'"},
+        {"configurable": {"thread_id": "capitals"}},
+        context=ctx,
+    )
+    (step,) = final["report"]["steps"]
+    assert step["task"] == "token-classification" and step["model"] == "me/capitals"
+    assert final["outputs"]["node-0"] == "Ada; Grace; London"
+
+
+def test_a_back_end_needs_its_task_and_the_tasks_roles(restore_registry):
+    assert "word-count" not in REGISTRY
+    with pytest.raises(ValueError, match="no task"):
+        register_tool(COUNTER)  # a back end needs its task first
+    register_task(WORD_COUNT)
+    register_tool(COUNTER)
+    replacement = TaskTool(**{**COUNTER.__dict__, "description": "Count again."})
+    register_tool(replacement)  # no library: it replaces the default back end
+    assert registry.get_tool("word-count") is replacement
+    wrong = TaskTool(**{**COUNTER.__dict__, "inputs": (("image", "image"),)})
+    with pytest.raises(ValueError, match="roles"):
+        register_tool(wrong)
+
+
+def test_a_bad_spec_is_refused_with_the_reason(restore_registry):
+    with pytest.raises(ValueError, match="lower-case words"):
+        register_task(TaskSpec(name="Word Count", roles=(("text", "text"),), output="text"))
+    with pytest.raises(ValueError, match="kinds"):
+        register_task(TaskSpec(name="smell", roles=(("odour", "smell"),), output="text"))
+    with pytest.raises(ValueError, match="already registered"):
+        register_task(TASKS["summarization"])
+    with pytest.raises(ValueError, match="already mean other tasks"):
+        register_task(
+            TaskSpec(
+                name="gist",
+                roles=(("text", "text"),),
+                output="text",
+                aliases=("text summarization",),
+            )
+        )
