@@ -100,7 +100,9 @@ def _graph_with_fixed_steps(where: Path, seconds: float, n: int, stack: ExitStac
     stack.enter_context(mock.patch.object(graph_module, "select_models", select))
     stack.enter_context(
         mock.patch.object(
-            executor, "get_tool", lambda task: tool if task == TASK else real_get_tool(task)
+            executor,
+            "get_tool",
+            lambda task, library=None: tool if task == TASK else real_get_tool(task, library),
         )
     )
     return graph_module.build_graph().compile()

@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+import zlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -89,6 +91,8 @@ def checks(
             out.append(Check("not empty", PASSED, f"{len(text)} characters of text"))
             if tool.task in TRANSCRIBING_TASKS:
                 out.append(check_transcript(text))
+            elif repeats := check_repetition(text):
+                out.append(repeats)
             if args.get("target_language"):
                 out.append(check_language(text, str(args["target_language"])))
     if tool.output in ("image", "audio"):
@@ -125,6 +129,38 @@ def checks(
 def judge(tool: TaskTool, attempt: dict[str, Any], args: dict[str, Any] | None = None) -> list[str]:
     """Problems with an attempt's output; an empty list means it is accepted."""
     return [c.reason for c in checks(tool, attempt, args) if c.rejected]
+
+
+# --------------------------------------------------------------------------- repetition
+
+#: A line or sentence of at least this many words, said this many times, is a loop: a small
+#: chat model asked for a poem wrote the same four lines until its token limit.
+REPEAT_MIN_WORDS, REPEAT_TIMES = 3, 3
+#: Text of at least this many characters that zlib shrinks by more than this factor repeats
+#: itself (English prose shrinks about 2-2.5 times; speech recognisers use 2.4 as their
+#: hallucination threshold, and whole lines said again go far past 3.5).
+LOOP_MIN_CHARS, LOOP_RATIO = 300, 3.5
+_PIECES = re.compile(r"[^\n.!?]+")
+
+
+def check_repetition(text: str) -> Check | None:
+    """A rejection when ``text`` repeats itself the way a model stuck in a loop does, else
+    None (no check to report: short or varied text). A refrain said twice passes."""
+    pieces = [" ".join(p.lower().split()).strip(" ,;:-") for p in _PIECES.findall(text)]
+    pieces = [p for p in pieces if len(p.split()) >= REPEAT_MIN_WORDS]
+    if pieces:
+        piece, times = Counter(pieces).most_common(1)[0]
+        if times >= REPEAT_TIMES:
+            shown = piece if len(piece) <= 60 else piece[:57] + "..."
+            return Check("not repetitive", REJECTED, f"'{shown}' is repeated {times} times")
+    raw = text.encode("utf-8")
+    if len(raw) >= LOOP_MIN_CHARS:
+        ratio = len(raw) / len(zlib.compress(raw))
+        if ratio > LOOP_RATIO:
+            return Check(
+                "not repetitive", REJECTED, f"the text repeats itself (compresses {ratio:.1f}x)"
+            )
+    return None
 
 
 # --------------------------------------------------------------------------- silence

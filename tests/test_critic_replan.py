@@ -76,6 +76,29 @@ def test_silence_markers_only_matter_for_transcripts():
     assert judge(get_tool("summarization"), _ok("...and so on")) == []
 
 
+# --------------------------------------------------------------------------- repetition
+
+LOOPED_POEM = "\n".join(
+    ["Autumn leaves fall slowly down,", "Painting gold on every town."] * 5
+)  # the 0.5B chat model wrote its poem like this, until its token limit
+
+
+def test_a_model_stuck_in_a_loop_is_rejected():
+    problems = judge(get_tool("text-generation"), _ok(LOOPED_POEM))
+    assert problems == ["'autumn leaves fall slowly down' is repeated 5 times"]
+    babble = "the answer is " * 40
+    assert "repeats itself" in judge(get_tool("conversational"), _ok(babble))[0]
+
+
+def test_varied_text_a_refrain_and_transcripts_pass_the_repetition_check():
+    assert judge(get_tool("text-generation"), _ok(ENGLISH)) == []
+    refrain = "Row, row, row your boat.\nGently down the stream.\nRow, row, row your boat."
+    assert judge(get_tool("text-generation"), _ok(refrain)) == []  # said twice is a refrain
+    # People repeat themselves; a transcript says what was said.
+    said = "Can you hear me now? " * 4
+    assert judge(get_tool("automatic-speech-recognition"), _ok(said)) == []
+
+
 # --------------------------------------------------------------------------- language
 
 

@@ -65,7 +65,9 @@ def sleepy(monkeypatch, tmp_path, release) -> dict[str, float]:
     )
     real_get_tool = executor.get_tool
     monkeypatch.setattr(
-        executor, "get_tool", lambda task: tool if task == TASK else real_get_tool(task)
+        executor,
+        "get_tool",
+        lambda task, library=None: tool if task == TASK else real_get_tool(task, library),
     )
     return seconds
 

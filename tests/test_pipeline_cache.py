@@ -20,18 +20,15 @@ from graph_agent import Context
 from graph_agent.nodes.executor import SubtaskTimeoutError, call_with_timeout
 from graph_agent.tools import pipeline_cache as pc
 from graph_agent.tools import spec
+from graph_agent.tools.devices import resolve_device
+from graph_agent.tools.model_size import MB, estimate_bytes, torch_bytes, weight_files_bytes
 from graph_agent.tools.pipeline_cache import (
-    MB,
     PIPELINES,
     AbandonedCallError,
     Lease,
     PipelineCache,
-    estimate_bytes,
     load_pipeline,
     loading_device,
-    resolve_device,
-    torch_bytes,
-    weight_files_bytes,
 )
 from graph_agent.tools.spec import TaskTool, ToolCall
 

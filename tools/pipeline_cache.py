@@ -33,7 +33,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import re
 import sys
 import threading
 from collections import OrderedDict, deque
@@ -45,24 +44,16 @@ from typing import Any
 
 from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES, warm_imports
 from graph_agent.tools.cancel import CancelToken, install_torch_hook
+from graph_agent.tools.devices import check_device, resolve_device
 from graph_agent.tools.errors import ModelUnavailableError
+from graph_agent.tools.model_size import MB, estimate_bytes, weight_files_bytes
 
 log = logging.getLogger(__name__)
 
 #: The budget when neither the run's Context nor GRAPH_AGENT_MEMORY_BUDGET_MB sets one: the
 #: default pack's models all fit at once (about 2 GB in float32) with room for a larger one.
 DEFAULT_MEMORY_BUDGET_MB = 6000
-MB = 1024 * 1024
 
-#: Files that hold weights, by suffix. A directory may hold the same weights in two formats
-#: (``model.safetensors`` and ``pytorch_model.bin``), so sizes are summed per suffix and the
-#: largest group counts, not the sum of all of them.
-WEIGHT_SUFFIXES = frozenset(
-    {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".onnx", ".onnx_data", ".gguf", ".h5"}
-)
-
-_DEVICE_FORMS = "'auto', 'cpu', 'cuda' or 'cuda:<index>'"
-_CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
 
 #: Per thread: the cache whose load is in progress, read by loaders through `loading_device`.
 _loading = threading.local()
@@ -72,107 +63,7 @@ class AbandonedCallError(TimeoutError):
     """A call the executor gave up on (past ``subtask_timeout_s``) stopped waiting for a model."""
 
 
-# --------------------------------------------------------------------------- size estimates
-
-
-def weight_files_bytes(model_dir: str | Path) -> int:
-    """Bytes of weight files under ``model_dir``: the estimate for models torch does not hold.
-
-    Also the estimate made *before* a load, so room is made before the memory is used.
-    Hidden folders (``.cache``, ``.git``) are skipped. 0 when the folder does not exist.
-    """
-    root = Path(model_dir)
-    if not root.is_dir():
-        return 0
-    per_suffix: dict[str, int] = {}
-    for path in root.rglob("*"):
-        rel = path.relative_to(root).parts
-        if any(part.startswith(".") for part in rel) or path.suffix.lower() not in WEIGHT_SUFFIXES:
-            continue
-        try:
-            if path.is_file():
-                suffix = path.suffix.lower()
-                per_suffix[suffix] = per_suffix.get(suffix, 0) + path.stat().st_size
-        except OSError:
-            continue
-    return max(per_suffix.values(), default=0)
-
-
-def torch_bytes(obj: Any) -> int | None:
-    """Parameter and buffer bytes of the torch modules ``obj`` holds, or None if it holds none.
-
-    ``obj`` may be a module itself (a SentenceTransformer), or hold modules as attributes (a
-    pipeline's ``.model``, a wrapper's ``.model``). Tied weights count once. Torch is not
-    imported here: an object can only hold torch modules if torch is already loaded.
-    """
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return None
-    module_type = torch.nn.Module
-    if isinstance(obj, module_type):
-        modules = [obj]
-    else:
-        attrs = getattr(obj, "__dict__", None) or {}
-        modules = [value for value in attrs.values() if isinstance(value, module_type)]
-    if not modules:
-        return None
-    seen: set[int] = set()
-    total = 0
-    for module in modules:
-        for tensor in (*module.parameters(), *module.buffers()):
-            if id(tensor) in seen or tensor.device.type == "meta":
-                continue
-            seen.add(id(tensor))
-            total += tensor.numel() * tensor.element_size()
-    return total
-
-
-def estimate_bytes(obj: Any, model_dir: str | Path) -> int:
-    """Memory a loaded model holds: from its tensors when it has any, else its weight files."""
-    counted = torch_bytes(obj)
-    return counted if counted is not None else weight_files_bytes(model_dir)
-
-
 # --------------------------------------------------------------------------- devices
-
-
-def _cuda_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
-def resolve_device(requested: str | None) -> str:
-    """The torch device to load on: ``"auto"`` is CUDA when torch sees a GPU, else the CPU.
-
-    An explicit ``"cuda"`` on a machine without one is an error rather than a silent CPU run,
-    so a misconfigured GPU host is noticed.
-    """
-    value = check_device(requested)
-    if value == "cpu":
-        return "cpu"
-    if value == "auto":
-        return "cuda" if _cuda_available() else "cpu"
-    if not _cuda_available():
-        raise ValueError(
-            f"device={requested!r} asks for a GPU, but torch sees no CUDA device here. "
-            "Use 'auto' (GPU when there is one) or 'cpu'."
-        )
-    return value
-
-
-def check_device(requested: str | None) -> str:
-    """The device setting, normalised, or a ValueError naming the accepted forms.
-
-    Checks the form only, without importing torch, so a typo fails at once even when no
-    model ends up being loaded.
-    """
-    value = (requested or "auto").strip().lower()
-    if value in ("auto", "cpu") or _CUDA_DEVICE.fullmatch(value):
-        return value
-    raise ValueError(f"Unknown device {requested!r}: use {_DEVICE_FORMS}.")
 
 
 def loading_device() -> str:
