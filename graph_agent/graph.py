@@ -13,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 
 from graph_agent.context import Context
 from graph_agent.nodes.approval import approve
-from graph_agent.nodes.critic import after_critic, critique
+from graph_agent.nodes.critic import critique
 from graph_agent.nodes.executor import dispatch, run_subtask
 from graph_agent.nodes.planner import plan, replan
 from graph_agent.nodes.responder import respond
@@ -40,7 +40,9 @@ def build_graph(checkpointer: Any = None, **compile_kwargs: Any):
     builder.add_node("approve", approve)
     builder.add_node("select", select_models)
     builder.add_node("run_subtask", run_subtask)
-    builder.add_node("critic", critique)
+    # The critic routes itself (Command(goto=...)): retries and newly ready steps, the
+    # re-planner, or the responder.
+    builder.add_node("critic", critique, destinations=("run_subtask", "replan", "respond"))
     builder.add_node("replan", replan)
     builder.add_node("respond", respond)
     builder.add_edge(START, "plan")
@@ -48,7 +50,6 @@ def build_graph(checkpointer: Any = None, **compile_kwargs: Any):
     builder.add_conditional_edges("approve", _after("select"), ["select", "respond"])
     builder.add_conditional_edges("select", dispatch, ["run_subtask", "respond"])
     builder.add_edge("run_subtask", "critic")
-    builder.add_conditional_edges("critic", after_critic, ["run_subtask", "replan", "respond"])
     builder.add_conditional_edges("replan", _after("approve"), ["approve", "respond"])
     builder.add_edge("respond", END)
     if checkpointer is None and not compile_kwargs:

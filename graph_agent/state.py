@@ -103,8 +103,11 @@ class State(InputState, total=False):
     avoid: Annotated[dict[str, list[str]], merge]
     #: Re-plans made in this run (at most ``Context.max_replans``).
     replans: int
-    #: Set by the critic when it sends the run back to the planner; the re-planner clears it.
+    #: Why the critic sent the run back to the planner; the re-planner records it and clears it.
     replan_reason: Text
+    #: The revised plan the critic sends to the re-planner (``planner.Revision.to_dict``),
+    #: so the plan is revised once; the re-planner clears it.
+    revision: dict[str, Any]
     #: Outputs of the thread's previous request, offered to this one as named inputs
     #: ("summary", "transcript", "image"; see ``graph_agent.turns``).
     earlier_inputs: dict[str, str]

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from graph_agent import Context, build_graph
 from graph_agent.nodes import critic as critic_node
+from graph_agent.nodes import planner as planner_node
 from graph_agent.nodes.planner import revise_plan
 from graph_agent.progress import ALL_MODELS, drop_avoided
 from graph_agent.tools.registry import get_tool
@@ -227,7 +228,7 @@ def _critic_state(text: str) -> dict[str, Any]:
 
 
 def _critique(state: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    return critic_node.critique(state, Runtime(context=ctx))
+    return critic_node.critique(state, Runtime(context=ctx)).update
 
 
 def test_the_llm_critic_runs_only_when_asked_and_a_no_rejects(monkeypatch):
@@ -398,9 +399,17 @@ def _decided(final: dict[str, Any], node: str, decision: str) -> list[dict[str, 
 
 
 def test_a_broken_only_model_replans_once_and_then_fails_clearly(
-    calls, tmp_path, models_dir, sample_photo
+    calls, tmp_path, models_dir, sample_photo, monkeypatch
 ):
     calls["behaviour"]["image-classification"] = _broken
+    revisions: list[str] = []
+
+    def counted(plan, *args):
+        revisions.append(plan["subtasks"][0]["task"])
+        return revise_plan(plan, *args)
+
+    monkeypatch.setattr(critic_node, "revise_plan", counted)
+    monkeypatch.setattr(planner_node, "revise_plan", counted)
     final = _run(
         "what is in photo.jpg",
         {"photo.jpg": str(sample_photo)},
@@ -425,6 +434,9 @@ def test_a_broken_only_model_replans_once_and_then_fails_clearly(
     assert step["task"] == "image-to-text" and step["status"] == "failed"
     assert final["report"]["failures"] == ["node-0"]
     assert "not re-planned" in final["answer"]
+    # Each plan was revised once, by the critic: the re-planner applied that revision
+    # rather than working it out again (the second revision found no route left).
+    assert revisions == ["image-classification", "image-to-text"]
 
 
 def test_with_max_replans_0_nothing_is_replanned(calls, tmp_path, models_dir, sample_photo):

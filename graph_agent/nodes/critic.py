@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph.runtime import Runtime
-from langgraph.types import Send
+from langgraph.types import Command
 
 from graph_agent.boundary import run_context
 from graph_agent.context import Context
@@ -72,10 +72,13 @@ def _llm_verdict(
     return llm_check(model, state.get("request", ""), step, _shown_inputs(step, state), text)
 
 
-def critique(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+def critique(state: State, runtime: Runtime[Context]) -> Command:
     """Judge every pending attempt; a rejected one goes back to ``dispatch`` with the next
     candidate until ``max_retries`` or the candidates run out. Then, if the run is stuck on
-    failed steps, ask for a re-plan or record why not."""
+    failed steps, hand the revised plan to the re-planner or record why there is none.
+
+    Routes with ``Command(goto=...)``: the steps that are ready now (a retry, or steps
+    whose inputs just arrived), the re-planner, or the responder when nothing is left."""
     ctx = run_context(runtime)
     steps = {s["id"]: s for s in state["plan"]["subtasks"]}
     replans = state.get("replans") or 0
@@ -149,7 +152,9 @@ def critique(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     if not ready_steps(after) and (failed := failed_steps(after)):
         update |= _replan_or_stop(ctx, after, failed, results, decisions)
-    return update
+        if "revision" in update:
+            return Command(update=update, goto="replan")
+    return Command(update=update, goto=dispatch(after))
 
 
 def _replan_or_stop(
@@ -185,7 +190,8 @@ def _replan_or_stop(
         reason += revision.describe()
         decisions.append({**record, "decision": "replan", "reason": reason})
         emit("replan", reason=reason)
-        return {"replan_reason": reason}
+        # The re-planner applies this revision; it does not work it out a second time.
+        return {"replan_reason": reason, "revision": revision.to_dict()}
     if revision.plan is None:
         why = f"no other route ({revision.describe()})"
     elif ctx.max_replans <= 0:
@@ -200,11 +206,3 @@ def _replan_or_stop(
             "problems": [*(result.get("problems") or []), f"not re-planned: {why}"],
         }
     return {"results": results}
-
-
-def after_critic(state: State) -> list[Send] | str:
-    """Route after the critic: to the re-planner when it asked for one, else run what is
-    ready (or answer when nothing is)."""
-    if state.get("replan_reason"):
-        return "replan"
-    return dispatch(state)

@@ -56,6 +56,7 @@ def _fresh_run(decision: dict[str, Any]) -> dict[str, Any]:
         "decisions": [RESET, decision],
         "replans": 0,
         "replan_reason": "",
+        "revision": {},
         "earlier_inputs": {},
         **{key: {RESET: True} for key in _PER_RUN},
     }
@@ -268,6 +269,16 @@ class Revision:
     #: Step id -> why the step has no other route; its failure stands.
     stuck: dict[str, str] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON for the state: the critic hands the revision to the re-planner."""
+        plan = self.plan.model_dump() if self.plan is not None else None
+        return {"plan": plan, "changes": self.changes, "stuck": self.stuck}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Revision:
+        plan = Plan.model_validate(raw["plan"]) if raw.get("plan") is not None else None
+        return cls(plan, dict(raw.get("changes") or {}), dict(raw.get("stuck") or {}))
+
     def describe(self) -> str:
         parts = [f"{sid}: {what}" for sid, what in self.changes.items()]
         parts += [f"{sid}: {why}" for sid, why in self.stuck.items()]
@@ -345,13 +356,16 @@ def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     started = time.perf_counter()
     done = (state.get("replans") or 0) + 1
     results = dict(state.get("results") or {})
-    revision = revise_plan(
-        state.get("plan") or {"subtasks": []},
-        results,
-        state.get("selections") or {},
-        state.get("avoid") or {},
-        state.get("input_types") or {},
-    )
+    if state.get("revision"):  # what the critic worked out when it asked for this re-plan
+        revision = Revision.from_dict(state["revision"])
+    else:
+        revision = revise_plan(
+            state.get("plan") or {"subtasks": []},
+            results,
+            state.get("selections") or {},
+            state.get("avoid") or {},
+            state.get("input_types") or {},
+        )
     decision: dict[str, Any] = {
         "node": "planner",
         "replan": done,
@@ -361,7 +375,7 @@ def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     if revision.plan is None:  # the critic checked first, so only a changed state gets here
         decision |= {"decision": "replan failed", "detail": revision.describe()}
-        return {"replans": done, "replan_reason": "", "decisions": [decision]}
+        return {"replans": done, "replan_reason": "", "revision": {}, "decisions": [decision]}
     kept = {sid: r for sid, r in results.items() if sid not in revision.changes}
     decision |= {
         "decision": "replanned",
@@ -374,6 +388,7 @@ def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "plan": new_plan,
         "replans": done,
         "replan_reason": "",
+        "revision": {},
         "results": {RESET: True, **kept},
         **{key: {RESET: True} for key in _PER_PLAN},
         "decisions": [decision],
