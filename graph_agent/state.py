@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
+from graph_agent.records import Attempt, Decision, Selection
+
 #: Returned by the planner at the start of a run so a reused thread starts clean: the
 #: reducers below drop everything the previous run on the thread accumulated.
 RESET = "__reset__"
@@ -89,15 +91,15 @@ class State(InputState, total=False):
     #: The validated plan (``Plan.model_dump()``).
     plan: dict[str, Any]
     #: Subtask id -> ranked candidate models and the reason (``Selection.to_dict()``).
-    selections: Annotated[dict[str, Any], merge]
+    selections: Annotated[dict[str, Selection], merge]
     #: Subtask id -> the attempt waiting for the critic.
-    pending: Annotated[dict[str, Any], merge]
+    pending: Annotated[dict[str, Attempt], merge]
     #: Subtask id -> the accepted attempt, or the final failed one.
-    results: Annotated[dict[str, Any], merge]
+    results: Annotated[dict[str, Attempt], merge]
     #: Subtask id -> how many attempts the critic has rejected.
     rejections: Annotated[dict[str, int], merge]
     #: Every decision the planner, selector and critic made, in order.
-    decisions: Annotated[list[dict[str, Any]], append]
+    decisions: Annotated[list[Decision], append]
     #: Task -> models that failed it in this run, so a re-plan does not pick them again;
     #: ``"*"`` in the list once no model was left for the task (a re-plan routes around it).
     avoid: Annotated[dict[str, list[str]], merge]

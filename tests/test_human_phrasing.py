@@ -10,7 +10,7 @@ import sys
 
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import validate
-from graph_agent.planning.result_nouns import mask_result_nouns
+from graph_agent.planning.result_nouns import mask_content_phrases, mask_result_nouns
 from graph_agent.tools.spec import ToolCall
 from graph_agent.tools.text import TOOLS
 
@@ -97,6 +97,24 @@ def test_a_later_step_that_names_the_earlier_result_by_its_noun_is_planned():
         ("summarization", "notes.txt"),
         ("text-generation", "<node-0>"),
     ]
+
+
+def test_the_content_of_a_recording_named_as_an_object_is_what_the_step_works_on():
+    # Before: speech recognition alone, or audio classification: "what's said in" and "what
+    # the audio says" sounded like transcribing; the gist and the answer were dropped.
+    audio = {"meeting.wav": "audio", "council.wav": "audio"}
+    assert _tasks("give me the gist of what's said in the recording meeting.wav", audio) == [
+        "automatic-speech-recognition",
+        "summarization",
+    ]
+    assert _tasks("answer who won the vote from what the audio in council.wav says", audio) == [
+        "automatic-speech-recognition",
+        "question-answering",
+    ]
+    # Asked for on its own, what is said is the transcript.
+    assert _tasks("what's said in meeting.wav?", audio) == ["automatic-speech-recognition"]
+    masked = mask_content_phrases("the gist of what's said in a.wav, and what's said in b.wav")
+    assert masked.startswith("the gist of it ") and masked.endswith("and what's said in b.wav")
 
 
 def test_only_later_clauses_mask_result_nouns_and_spans_stay():

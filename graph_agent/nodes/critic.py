@@ -23,6 +23,7 @@ from graph_agent.nodes.planner import revise_plan
 from graph_agent.planning.llm import make_chat_model
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of
 from graph_agent.progress import ALL_MODELS, failed_steps, ready_steps
+from graph_agent.records import Attempt, Decision
 from graph_agent.state import State, merge
 from graph_agent.tools.registry import REGISTRY
 from graph_agent.tools.spec import TaskTool
@@ -82,10 +83,10 @@ def critique(state: State, runtime: Runtime[Context]) -> Command:
     ctx = run_context(runtime)
     steps = {s["id"]: s for s in state["plan"]["subtasks"]}
     replans = state.get("replans") or 0
-    results: dict[str, Any] = {}
+    results: dict[str, Attempt] = {}
     rejections: dict[str, int] = {}
     cleared: dict[str, None] = {}
-    decisions: list[dict[str, Any]] = []
+    decisions: list[Decision] = []
     avoid: dict[str, list[str]] = {}
     for step_id, attempt in (state.get("pending") or {}).items():
         step = steps[step_id]
@@ -161,8 +162,8 @@ def _replan_or_stop(
     ctx: Context,
     after: dict[str, Any],
     failed: list[str],
-    results: dict[str, Any],
-    decisions: list[dict[str, Any]],
+    results: dict[str, Attempt],
+    decisions: list[Decision],
 ) -> dict[str, Any]:
     """The run is stuck on ``failed`` steps: ask for a re-plan, or record why there is none.
 

@@ -43,6 +43,7 @@ from graph_agent.events import emit_finished, emit_started
 from graph_agent.inputs import input_value
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of, refs_in
 from graph_agent.progress import ready_steps
+from graph_agent.records import Attempt
 from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.cancel import cancellable
@@ -153,7 +154,7 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     candidate = candidates[view["attempt"]]
     thread = str(get_config().get("configurable", {}).get("thread_id", "run"))
     reader = reader_for(runtime, ctx, thread)
-    attempt: dict[str, Any] = {
+    attempt: Attempt = {
         "model": candidate["id"],
         # A server client sees the model's folder name, not where the server keeps models.
         "model_path": Path(candidate["path"]).name if reader.restricted else candidate["path"],

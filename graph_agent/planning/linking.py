@@ -67,7 +67,7 @@ _HOW = re.compile(
 GENERATIVE = frozenset({"text-generation", "text-to-image", "text-to-video", "conversational"})
 #: Generative tasks that write text: given something to work on, the clause is what to write.
 WRITES = frozenset({"text-generation", "conversational"})
-#: Generative tasks whose prompt is what to show, not an instruction (``prompts.depicted``).
+#: Generative tasks whose prompt is what to show, not an instruction (``phrasing.depicted``).
 PICTURED = frozenset({"text-to-image", "text-to-video"})
 #: Text tasks that, given a picture, can only mean the text in it ("read clipping.jpg
 #: aloud").
