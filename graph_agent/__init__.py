@@ -24,8 +24,8 @@ def build_graph(checkpointer=None, **compile_kwargs):
 
 
 def as_tool(graph=None, **kwargs):
-    """See :func:`graph_agent.as_tool.as_tool`: graph-agent as a LangChain tool."""
-    from graph_agent.as_tool import as_tool as _as_tool
+    """See :func:`graph_agent.langchain_tool.as_tool`: graph-agent as a LangChain tool."""
+    from graph_agent.langchain_tool import as_tool as _as_tool
 
     return _as_tool(graph, **kwargs)
 

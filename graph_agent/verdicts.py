@@ -25,7 +25,6 @@ import json
 import re
 import unicodedata
 import zlib
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -91,7 +90,7 @@ def checks(
             out.append(Check("not empty", PASSED, f"{len(text)} characters of text"))
             if tool.task in TRANSCRIBING_TASKS:
                 out.append(check_transcript(text))
-            elif repeats := check_repetition(text):
+            elif tool.task in WRITING_TASKS and (repeats := check_repetition(text)):
                 out.append(repeats)
             if args.get("target_language"):
                 out.append(check_language(text, str(args["target_language"])))
@@ -133,26 +132,45 @@ def judge(tool: TaskTool, attempt: dict[str, Any], args: dict[str, Any] | None =
 
 # --------------------------------------------------------------------------- repetition
 
-#: A line or sentence of at least this many words, said this many times, is a loop: a small
-#: chat model asked for a poem wrote the same four lines until its token limit.
-REPEAT_MIN_WORDS, REPEAT_TIMES = 3, 3
+#: Tasks whose output is free writing, where a model can fall into a loop. Lists a model
+#: makes on purpose (entities, labels, answers read off a receipt) repeat by nature.
+WRITING_TASKS = frozenset(
+    {"text-generation", "conversational", "summarization", "translation", "text2text-generation"}
+)
+#: A run of up to ``LOOP_MAX_LINES`` lines or sentences (of at least ``REPEAT_MIN_WORDS``
+#: words) said ``REPEAT_TIMES`` times in a row is a loop: the 0.5B chat model asked for a
+#: poem wrote the same four lines until its token limit. A chorus between verses, or a
+#: line of code used three times apart, is not in a row.
+REPEAT_MIN_WORDS, REPEAT_TIMES, LOOP_MAX_LINES = 3, 3, 4
 #: Text of at least this many characters that zlib shrinks by more than this factor repeats
-#: itself (English prose shrinks about 2-2.5 times; speech recognisers use 2.4 as their
-#: hallucination threshold, and whole lines said again go far past 3.5).
-LOOP_MIN_CHARS, LOOP_RATIO = 300, 3.5
-_PIECES = re.compile(r"[^\n.!?]+")
+#: itself (English prose shrinks about 2-2.5 times, code and lists 3-4.5; a loop far more).
+LOOP_MIN_CHARS, LOOP_RATIO = 400, 5.0
+#: Where a text splits into lines and sentences: a newline, or a sentence end before a
+#: space (not the point in "3.50").
+_SPLIT = re.compile(r"\n|(?<=[.!?])\s+")
 
 
 def check_repetition(text: str) -> Check | None:
     """A rejection when ``text`` repeats itself the way a model stuck in a loop does, else
-    None (no check to report: short or varied text). A refrain said twice passes."""
-    pieces = [" ".join(p.lower().split()).strip(" ,;:-") for p in _PIECES.findall(text)]
-    pieces = [p for p in pieces if len(p.split()) >= REPEAT_MIN_WORDS]
-    if pieces:
-        piece, times = Counter(pieces).most_common(1)[0]
-        if times >= REPEAT_TIMES:
-            shown = piece if len(piece) <= 60 else piece[:57] + "..."
-            return Check("not repetitive", REJECTED, f"'{shown}' is repeated {times} times")
+    None (no check to report: short or varied text)."""
+    pieces = [" ".join(p.lower().split()).strip(" ,;:-.!?") for p in _SPLIT.split(text)]
+    pieces = [p for p in pieces if p]
+    for size in range(1, LOOP_MAX_LINES + 1):
+        for start in range(len(pieces) - size * REPEAT_TIMES + 1):
+            block = pieces[start : start + size]
+            if len(" ".join(block).split()) < REPEAT_MIN_WORDS:
+                continue
+            times = 1
+            while pieces[start + times * size : start + (times + 1) * size] == block:
+                times += 1
+            if times >= REPEAT_TIMES:
+                shown = block[0] if len(block[0]) <= 60 else block[0][:57] + "..."
+                lines = "" if size == 1 else f" (with the {size - 1} line(s) after it)"
+                return Check(
+                    "not repetitive",
+                    REJECTED,
+                    f"'{shown}'{lines} is repeated {times} times in a row",
+                )
     raw = text.encode("utf-8")
     if len(raw) >= LOOP_MIN_CHARS:
         ratio = len(raw) / len(zlib.compress(raw))

@@ -330,7 +330,12 @@ def _reason(
 ) -> str:
     if not ranked:
         if not rejected:
-            return f"No model in the catalog can do {task}."
+            return (
+                f"No model in the catalog can do {task}. To add one: put its folder, with a "
+                f"graph-agent-card.json naming the task, in the models directory; import cards "
+                f"with `graph-agent index build`; or serve it remotely "
+                f"(GRAPH_AGENT_INFERENCE_ENDPOINT or GRAPH_AGENT_INFERENCE_PROVIDER)."
+            )
         detail = "; ".join(f"{i}: {', '.join(r)}" for i, r in rejected.items())
         return f"No model for {task} satisfies the constraints ({detail})."
     top = ranked[0]

@@ -86,15 +86,24 @@ LOOPED_POEM = "\n".join(
 
 def test_a_model_stuck_in_a_loop_is_rejected():
     problems = judge(get_tool("text-generation"), _ok(LOOPED_POEM))
-    assert problems == ["'autumn leaves fall slowly down' is repeated 5 times"]
+    (problem,) = problems
+    assert problem.startswith("'autumn leaves fall slowly down' (with the 1 line(s) after it)")
+    assert problem.endswith("is repeated 5 times in a row")
     babble = "the answer is " * 40
     assert "repeats itself" in judge(get_tool("conversational"), _ok(babble))[0]
 
 
 def test_varied_text_a_refrain_and_transcripts_pass_the_repetition_check():
     assert judge(get_tool("text-generation"), _ok(ENGLISH)) == []
-    refrain = "Row, row, row your boat.\nGently down the stream.\nRow, row, row your boat."
-    assert judge(get_tool("text-generation"), _ok(refrain)) == []  # said twice is a refrain
+    chorus = "\n".join(
+        f"{verse}\nAnd we sing along together." for verse in ("One day.", "Two nights.", "Ten.")
+    )
+    assert judge(get_tool("text-generation"), _ok(chorus)) == []  # not in a row: a chorus
+    code = "\n".join(f"try:\n    run({n})\nexcept Exception as e:\n    log(e)" for n in range(3))
+    assert judge(get_tool("text-generation"), _ok(code)) == []
+    # Lists a model makes on purpose repeat by nature: entities and labels are not checked.
+    names = "\n".join(["London (GPE)", "Paris (GPE)", "London (GPE)"] * 20)
+    assert judge(get_tool("token-classification"), _ok(names)) == []
     # People repeat themselves; a transcript says what was said.
     said = "Can you hear me now? " * 4
     assert judge(get_tool("automatic-speech-recognition"), _ok(said)) == []
@@ -315,6 +324,21 @@ def test_a_revision_routes_a_task_with_no_model_left_to_another_task():
     assert step.args["text"].endswith("<node-0>") and "into French" in step.args["text"]
     assert step.args["target_language"] == "French"  # the critic still checks the language
     assert revision.plan.subtasks[2].args == {"text": "<node-1>"}  # references stay valid
+
+
+def test_entity_tagging_with_no_tagger_left_goes_to_the_chat_model_told_what_to_list():
+    # Before: "No model in the catalog can do token-classification", and the run ended.
+    plan = {
+        "subtasks": [
+            {"id": "node-0", "task": "token-classification", "args": {"text": "notes.txt"}}
+        ]
+    }
+    failed = {"node-0": {"status": "failed", "model": None}}
+    avoid = {"token-classification": [ALL_MODELS]}
+    revision = revise_plan(plan, failed, {}, avoid, {"notes.txt": "text"})
+    (step,) = revision.plan.subtasks
+    assert step.task == "text-generation" and step.args["text"] == "notes.txt"
+    assert "named entities" in step.args["instruction"]
 
 
 def test_a_revision_with_nothing_left_to_try_is_none_and_says_why():

@@ -67,3 +67,12 @@ def test_as_a_tool_in_an_agent(tmp_path, models_dir, sample_photo, monkeypatch):
     tool_message = result["messages"][2]
     assert tool_message.type == "tool" and "Image label" in tool_message.content
     assert result["messages"][-1].content == "The photo shows a person in uniform."
+
+
+def test_as_tool_can_be_called_again():
+    # Before: the first call imported a submodule named as_tool, which replaced the package's
+    # function, so a second call raised "'module' object is not callable".
+    import graph_agent
+
+    first, second = graph_agent.as_tool(), graph_agent.as_tool()
+    assert first.name == second.name and callable(graph_agent.as_tool)

@@ -117,6 +117,17 @@ def test_the_content_of_a_recording_named_as_an_object_is_what_the_step_works_on
     assert masked.startswith("the gist of it ") and masked.endswith("and what's said in b.wav")
 
 
+def test_a_result_noun_that_is_itself_the_ask_stays_a_step():
+    # The noun is what the clause asks for, not what it works on: no masking.
+    assert _tasks("Transcribe talk.wav and also give me the summary", {"talk.wav": "audio"}) == [
+        "automatic-speech-recognition",
+        "summarization",
+    ]
+    types = {"photo.jpg": "image", "notes.txt": "text"}
+    tasks = _tasks("Caption photo.jpg and then the summary of notes.txt", types)
+    assert tasks == ["image-to-text", "summarization"]
+
+
 def test_only_later_clauses_mask_result_nouns_and_spans_stay():
     request = "summarize the transcript in notes.txt and translate the summary"
     masked = mask_result_nouns(request)

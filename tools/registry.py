@@ -32,6 +32,11 @@ def register_tool(tool: TaskTool) -> TaskTool:
             f"There is no task {tool.task!r} to give a back end: register its TaskSpec first "
             "(graph_agent.tools.tasks.register_task)."
         )
+    if tool.output != TASKS[tool.task].output:
+        raise ValueError(
+            f"The tool for {tool.task!r} gives {tool.output}, but the task gives "
+            f"{TASKS[tool.task].output}."
+        )
     if tool.input_modalities != TASKS[tool.task].input_types:
         raise ValueError(
             f"The tool for {tool.task!r} takes {list(tool.input_modalities)}, but the task's "

@@ -299,8 +299,8 @@ TASKS: dict[str, TaskSpec] = {
 
 
 def _alias_entries(spec: TaskSpec) -> dict[str, str]:
-    names = [spec.taskbench.lower()] if spec.taskbench else []
-    return {alias: spec.name for alias in [*names, *spec.aliases]}
+    names = [spec.taskbench] if spec.taskbench else []
+    return {alias.strip().lower(): spec.name for alias in [*names, *spec.aliases]}
 
 
 #: Other spellings -> canonical names (TaskBench's tool names and the variants its gold uses).
@@ -313,7 +313,8 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     """Add ``spec`` to the registry (or, with ``replace``, change an existing task).
 
     The planner, validator and report read the registry when they run, so a task
-    registered before a request is planned is one like any other. Give it a back end with
+    registered before a request is planned is one like any other. Register at start-up,
+    before runs begin: the tables are shared by every run in the process. Give it a back end with
     ``registry.register_tool`` and a model card naming it (see the README) to run it.
     """
     if not _NAME.fullmatch(spec.name):
@@ -329,11 +330,16 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
             f"Task {spec.name!r} needs at least one role, and roles and output of the kinds "
             f"{', '.join(KINDS)} (got {sorted(kinds)})."
         )
+    entries = _alias_entries(spec)
     taken = {
-        k: v for k, v in _alias_entries(spec).items() if ALIASES.get(k, spec.name) != spec.name
+        k: ALIASES.get(k, k)
+        for k in entries
+        if ALIASES.get(k, spec.name) != spec.name or (k in TASKS and k != spec.name)
     }
     if taken:
         raise ValueError(f"Task {spec.name!r}: these names already mean other tasks: {taken}.")
+    for alias in [k for k, v in ALIASES.items() if v == spec.name and k not in entries]:
+        del ALIASES[alias]  # a replaced spec's old spellings go with it
     TASKS[spec.name] = spec
-    ALIASES.update(_alias_entries(spec))
+    ALIASES.update(entries)
     return spec

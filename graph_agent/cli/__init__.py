@@ -7,8 +7,10 @@ prints one clear message and exits with code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import select
 import sys
 import threading
 from collections.abc import Sequence
@@ -47,8 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.print("interrupted; resume with --thread-id")
         code = 130
-    except BrokenPipeError:
-        code = _reader_gone()
+    except BrokenPipeError as exc:
+        if not _stdout_gone():  # a pipe to something else broke: a failure like any other
+            console.print(f"[red]error:[/red] {escape(str(exc))}")
+            return EXIT_STEP_FAILED
+        code = EXIT_READER_GONE
     except Exception as exc:  # a bug: one line, and the traceback only when asked for
         if os.environ.get("GRAPH_AGENT_DEBUG"):
             raise
@@ -60,22 +65,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+#: The shell's status for a process ended by SIGPIPE: the reader of stdout went away.
+EXIT_READER_GONE = 128 + 13
+
+
 def console_main() -> None:
-    """The ``graph-agent`` command: `main`, then leave the process with its exit code."""
+    """The ``graph-agent`` command: `main`, then leave the process with its exit code.
+
+    When the reader of stdout went away (`graph-agent plan ... | head`) it stops quietly,
+    as other command-line tools do: what is still buffered goes nowhere rather than
+    raising again when Python flushes stdout on the way out."""
     code = main()
-    try:
-        sys.stdout.flush()  # a pipe holds output until here: its reader may be gone
-    except BrokenPipeError:
-        code = _reader_gone()
+    if code == EXIT_READER_GONE or _stdout_gone(ask_the_pipe=False):
+        code = EXIT_READER_GONE
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
     _leave(code)
 
 
-def _reader_gone() -> int:
-    """The reader of stdout went away (`graph-agent plan ... | head`): stop quietly, as other
-    command-line tools do. What is still buffered goes nowhere, rather than raising again
-    when Python flushes stdout on the way out. Returns the shell's status for SIGPIPE."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 128 + 13
+def _stdout_gone(ask_the_pipe: bool = True) -> bool:
+    """Whether stdout is a pipe whose reader has gone: flushing it fails with EPIPE, or,
+    with nothing left to flush and ``ask_the_pipe``, the pipe reports an error (its reader
+    closed it). Not asked after a run that wrote all it had: a reader that left after
+    reading everything is no failure."""
+    try:
+        sys.stdout.flush()
+        fd = sys.stdout.fileno()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError, AttributeError):
+        return False  # no real stdout (a StringIO, a notebook): nothing to tell
+    if not ask_the_pipe:
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def _check_text(argv: Sequence[str]) -> None:

@@ -241,6 +241,20 @@ def _answer_prompt(args: dict[str, Any], types: dict[str, Any]) -> dict[str, Any
     }
 
 
+#: What the chat model is told when it stands in for an entity tagger (HuggingGPT asked its
+#: chat model the same way when no tagger was at hand).
+ENTITIES_INSTRUCTION = (
+    "List the named entities in the text above: people, organisations, places, dates and "
+    "other names, one per line as 'entity (TYPE)'. Reply with the list only."
+)
+
+
+def _entities_prompt(args: dict[str, Any], _types: dict[str, Any]) -> dict[str, Any] | None:
+    # The text stays a whole argument (an input, a quote or ``<node-j>``), resolved as
+    # usual; the instruction says what to do with it (``tools.text._with_instruction``).
+    return {"text": args["text"], "instruction": ENTITIES_INSTRUCTION} if args.get("text") else None
+
+
 #: Failed task -> other tasks that give the same kind of output for the same inputs, best
 #: first. Only routes that keep the user's meaning: a caption does say what is in a photo; a
 #: chat model prompted to summarise does summarise. Tasks with no such route are absent.
@@ -250,6 +264,7 @@ ALTERNATIVES: dict[str, tuple[tuple[str, ArgsBuilder], ...]] = {
     "summarization": (("text-generation", _summary_prompt),),
     "translation": (("text-generation", _translation_prompt),),
     "question-answering": (("text-generation", _answer_prompt),),
+    "token-classification": (("text-generation", _entities_prompt),),
     "conversational": (("text-generation", _same_text),),
     "text-generation": (("conversational", _same_text),),
 }

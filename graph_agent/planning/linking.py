@@ -448,8 +448,12 @@ def _options(step: StepText, args: dict[str, object]) -> None:
     """Options the tools take beyond TaskBench's arguments: length, language, labels, and
     for writing over material, a file or an earlier result, what to write: the step's words
     ("suggest a headline for this paragraph: text-1.txt" reads text-1.txt)."""
-    if step.task in WRITES and args.get("text") != step.text:
-        args["instruction"] = step.text
+    text = args.get("text")
+    if step.task in WRITES and text != step.text:
+        # A quote the clause holds is the text already: the instruction names it instead
+        # of carrying it twice ("suggest a headline for 'the text'").
+        quoted = isinstance(text, str) and text in step.quotes
+        args["instruction"] = step.text.replace(text, "the text") if quoted else step.text
     if step.task == "summarization" and (m := _HOW.search(step.text)):
         args["instruction"] = m.group(1)
     if step.task == "translation" and (language := target_language(step.text)):

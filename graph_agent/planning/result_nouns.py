@@ -48,8 +48,28 @@ def mask_result_nouns(request: str, clauses: Sequence[Clause] | None = None) -> 
     out = list(request)
     for clause in clauses[1:]:
         for m in _RESULT.finditer(request, clause.start, clause.end):
+            if _names_the_ask(request, m, clause):
+                continue
             out[m.start() : m.end()] = "it".ljust(m.end() - m.start())
     return "".join(out)
+
+
+#: Words that ask for something without saying what to do with it ("and also give me the
+#: summary", "plus the transcript please").
+_ASKING = frozenset({
+    "and", "also", "then", "plus", "give", "me", "get", "want", "need", "would", "like", "i",
+    "we", "us", "could", "can", "you", "please", "pls", "too", "as", "well", "a", "an", "the",
+    "for", "with", "send", "show",
+})  # fmt: skip
+
+
+def _names_the_ask(request: str, m: re.Match[str], clause: Clause) -> bool:
+    """Whether the noun is what the clause asks for, not what it works on: "the summary of
+    notes.txt", or a clause with nothing else to do ("and also give me the summary")."""
+    if re.match(r"\s+of\b", request[m.end() : clause.end]):
+        return True
+    other = request[clause.start : m.start()] + " " + request[m.end() : clause.end]
+    return all(word in _ASKING for word in re.findall(r"[a-z']+", other.lower()))
 
 
 #: "what's said in the recording", "what the audio says", "what is written on sign.jpg"

@@ -22,7 +22,7 @@ import re
 
 from graph_agent.file_names import FILE_NAME
 from graph_agent.planning.clauses import QUOTED
-from graph_agent.planning.vocabulary import TASKS
+from graph_agent.planning.vocabulary import TASKS, TaskSpec
 
 _WORD = re.compile(r"[A-Za-z]{5,}")
 #: Shortest task word that a misspelling may be read as.
@@ -31,13 +31,13 @@ MIN_TARGET = 6
 
 def task_words() -> frozenset[str]:
     """Every word of six letters or more in the vocabulary's names and synonyms."""
-    return _task_words(len(TASKS))  # a task registered later brings its words
+    return _task_words(tuple(TASKS.values()))  # a task registered later brings its words
 
 
-@functools.cache
-def _task_words(_: int) -> frozenset[str]:
+@functools.lru_cache(maxsize=4)
+def _task_words(specs: tuple[TaskSpec, ...]) -> frozenset[str]:
     words: set[str] = set()
-    for task in TASKS.values():
+    for task in specs:
         for phrase in (task.name.replace("-", " "), task.taskbench or "", *task.synonyms):
             words |= {w.lower() for w in re.findall(r"[A-Za-z]+", phrase)}
     return frozenset(w for w in words if len(w) >= MIN_TARGET)
