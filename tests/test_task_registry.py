@@ -5,6 +5,7 @@ same way."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,15 +112,13 @@ def test_a_back_end_for_an_existing_task_runs_the_cards_of_its_library(
     restore_registry, models_dir, tmp_path
 ):
     default = REGISTRY["token-classification"]
-    tagger = TaskTool(
+    tagger = dataclasses.replace(
+        COUNTER,
         task="token-classification",
-        inputs=(("text", "text"),),
-        output="text",
         loader="capitals",
         call=_capitals,
         description="Tag capitalised words (test).",
         library="capitals",
-        make_loader=lambda path: {"name": Path(path).name},
     )
     register_tool(tagger)
     # Beside the default back end, not instead of it: a card names which one loads it.
@@ -152,10 +151,10 @@ def test_a_back_end_needs_its_task_and_the_tasks_roles(restore_registry):
         register_tool(COUNTER)  # a back end needs its task first
     register_task(WORD_COUNT)
     register_tool(COUNTER)
-    replacement = TaskTool(**{**COUNTER.__dict__, "description": "Count again."})
+    replacement = dataclasses.replace(COUNTER, description="Count again.")
     register_tool(replacement)  # no library: it replaces the default back end
     assert registry.get_tool("word-count") is replacement
-    wrong = TaskTool(**{**COUNTER.__dict__, "inputs": (("image", "image"),)})
+    wrong = dataclasses.replace(COUNTER, inputs=(("image", "image"),))
     with pytest.raises(ValueError, match="roles"):
         register_tool(wrong)
 

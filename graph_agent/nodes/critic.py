@@ -184,10 +184,10 @@ def _replan_or_stop(
         f"{sid} ({steps[sid]['task']}) failed: "
         + "; ".join(map(str, after["results"][sid].get("problems") or ["no result"]))
         for sid in failed
-    )
+    ).rstrip(".")  # a sentence follows; problems may end with their own full stop
     record = {"node": "critic", "failed": failed, "replans": done, "max_replans": ctx.max_replans}
     if revision.plan is not None and done < ctx.max_replans:
-        reason = f"{failures.rstrip('.')}. Re-plan {done + 1} of at most {ctx.max_replans}: "
+        reason = f"{failures}. Re-plan {done + 1} of at most {ctx.max_replans}: "
         reason += revision.describe()
         decisions.append({**record, "decision": "replan", "reason": reason})
         emit("replan", reason=reason)
@@ -199,9 +199,7 @@ def _replan_or_stop(
         why = "re-planning is off (max_replans=0)"
     else:
         why = f"the re-plan budget is spent ({done} of {ctx.max_replans} used)"
-    decisions.append(
-        {**record, "decision": "not re-planned", "reason": f"{failures.rstrip('.')}. {why}"}
-    )
+    decisions.append({**record, "decision": "not re-planned", "reason": f"{failures}. {why}"})
     for sid in failed:
         result = after["results"][sid]
         results[sid] = {

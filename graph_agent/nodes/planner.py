@@ -373,7 +373,7 @@ def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     results = dict(state.get("results") or {})
     if state.get("revision"):  # what the critic worked out when it asked for this re-plan
         revision = Revision.from_dict(state["revision"])
-    else:
+    else:  # a checkpoint written before the critic handed its revision over
         revision = revise_plan(
             state.get("plan") or {"subtasks": []},
             results,
