@@ -1,8 +1,12 @@
 """The graph's wiring, and nothing else.
 
-planner -> approval -> selector -> (run_subtask x N in parallel) -> critic -> ... -> responder
-                 ^                                                      |
-                 +------------- replan (bounded by max_replans) --------+
+planner -> approval -> selector -> run_steps -> responder
+                 ^                          |
+                 +--- replan (bounded by ---+
+                      max_replans)
+
+``run_steps`` runs each step as soon as its inputs are ready and has the critic judge each
+attempt as soon as it ends (see ``nodes.run_steps``).
 """
 
 from __future__ import annotations
@@ -13,10 +17,9 @@ from langgraph.graph import END, START, StateGraph
 
 from graph_agent.context import Context
 from graph_agent.nodes.approval import approve
-from graph_agent.nodes.critic import critique
-from graph_agent.nodes.executor import dispatch, run_subtask
 from graph_agent.nodes.planner import plan, replan
 from graph_agent.nodes.responder import respond
+from graph_agent.nodes.run_steps import run_steps
 from graph_agent.nodes.selector import select_models
 from graph_agent.state import InputState, OutputState, State
 
@@ -39,17 +42,15 @@ def build_graph(checkpointer: Any = None, **compile_kwargs: Any):
     builder.add_node("plan", plan)
     builder.add_node("approve", approve)
     builder.add_node("select", select_models)
-    builder.add_node("run_subtask", run_subtask)
-    # The critic routes itself (Command(goto=...)): retries and newly ready steps, the
-    # re-planner, or the responder.
-    builder.add_node("critic", critique, destinations=("run_subtask", "replan", "respond"))
+    # Routes itself once no step is left to run (Command(goto=...)): to the re-planner when
+    # steps failed and a revision has something new to try, else to the responder.
+    builder.add_node("run_steps", run_steps, destinations=("replan", "respond"))
     builder.add_node("replan", replan)
     builder.add_node("respond", respond)
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", _after("approve"), ["approve", "respond"])
     builder.add_conditional_edges("approve", _after("select"), ["select", "respond"])
-    builder.add_conditional_edges("select", dispatch, ["run_subtask", "respond"])
-    builder.add_edge("run_subtask", "critic")
+    builder.add_conditional_edges("select", _after("run_steps"), ["run_steps", "respond"])
     builder.add_conditional_edges("replan", _after("approve"), ["approve", "respond"])
     builder.add_edge("respond", END)
     if checkpointer is None and not compile_kwargs:

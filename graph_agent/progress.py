@@ -5,6 +5,7 @@ Nothing here is stored, so it can never disagree with ``results``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from graph_agent.state import State
@@ -31,15 +32,14 @@ def blocked_steps(state: State) -> list[str]:
     return [s["id"] for s in steps if s["id"] in blocked]
 
 
-def ready_steps(state: State) -> list[dict[str, Any]]:
-    """Steps not yet finished whose dependencies all succeeded."""
+def ready_steps(state: State, running: Collection[str] = ()) -> list[dict[str, Any]]:
+    """Steps not yet finished nor ``running`` whose dependencies all succeeded."""
     results = state.get("results") or {}
-    pending = state.get("pending") or {}
     return [
         step
         for step in (state.get("plan") or {}).get("subtasks", [])
         if step["id"] not in results
-        and step["id"] not in pending
+        and step["id"] not in running
         and all(_ok(results, d) for d in step["deps"])
     ]
 

@@ -92,8 +92,6 @@ class State(InputState, total=False):
     plan: dict[str, Any]
     #: Subtask id -> ranked candidate models and the reason (``Selection.to_dict()``).
     selections: Annotated[dict[str, Selection], merge]
-    #: Subtask id -> the attempt waiting for the critic.
-    pending: Annotated[dict[str, Attempt], merge]
     #: Subtask id -> the accepted attempt, or the final failed one.
     results: Annotated[dict[str, Attempt], merge]
     #: Subtask id -> how many attempts the critic has rejected.

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langgraph.runtime import Runtime
 
 from graph_agent import Context, build_graph
 from graph_agent.nodes import critic as critic_node
@@ -224,20 +223,19 @@ def test_the_llm_critic_rejects_on_no_and_never_crashes(model, verdict, said):
 
 
 def _critic_state(text: str) -> dict[str, Any]:
-    """A state with one finished summarization attempt waiting for the critic."""
-    step = {"id": "node-0", "task": "summarization", "args": {"text": "notes"}, "deps": []}
+    """One finished summarization attempt of two candidates, and what the critic reads."""
     return {
-        "request": "summarize my notes",
-        "inputs": {},
-        "plan": {"subtasks": [step]},
-        "selections": {"node-0": {"candidates": [{"id": "m1"}, {"id": "m2"}], "reason": ""}},
-        "pending": {"node-0": {**_ok(text), "model": "m1", "attempt": 1}},
-        "results": {},
+        "seen": {"request": "summarize my notes", "inputs": {}, "results": {}},
+        "step": {"id": "node-0", "task": "summarization", "args": {"text": "notes"}, "deps": []},
+        "attempt": {**_ok(text), "model": "m1", "attempt": 1},
     }
 
 
-def _critique(state: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    return critic_node.critique(state, Runtime(context=ctx)).update
+def _critique(judged: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """The critic's verdict, as the update it adds to the run's decisions."""
+    candidates = [{"id": "m1"}, {"id": "m2"}]
+    verdict = critic_node.judge(ctx, judged["seen"], judged["step"], judged["attempt"], candidates)
+    return {"decisions": [verdict["decision"]]}
 
 
 def test_the_llm_critic_runs_only_when_asked_and_a_no_rejects(monkeypatch):

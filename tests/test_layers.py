@@ -55,7 +55,7 @@ def test_the_import_contracts_are_kept(tmp_path):
 def test_a_tool_that_imports_a_node_breaks_a_contract(tmp_path):
     where = _lay_out(tmp_path)
     (where / "graph_agent" / "tools" / "leaky.py").write_text(
-        "from graph_agent.nodes.executor import dispatch\n", encoding="utf-8"
+        "from graph_agent.nodes.executor import run_attempt\n", encoding="utf-8"
     )
     done = _lint(where)
     assert done.returncode != 0

@@ -108,13 +108,13 @@ def test_a_20_kb_paste_plans_about_as_fast_as_a_one_line_request():
 
 
 def test_material_reaches_the_step_and_the_taskbench_arguments():
-    from graph_agent.nodes.executor import _resolve, _slice
+    from graph_agent.nodes.executor import _resolve, step_view
     from graph_agent.planning.formats import to_taskbench
 
     plan = validate(plan_offline(f"summarize this article: {ARTICLE}", {}), {})
     state = {"plan": plan.model_dump(), "inputs": {}, "selections": {"node-0": {}}, "results": {}}
     step = plan.model_dump()["subtasks"][0]
-    assert _resolve(step, _slice(state, step))["text"] == ARTICLE
+    assert _resolve(step, step_view(state, step))["text"] == ARTICLE
     assert to_taskbench(plan)["task_nodes"][0]["arguments"] == [ARTICLE]
 
 

@@ -26,8 +26,7 @@ def test_ready_steps_are_the_independent_ones_first():
     state = {"plan": PLAN, "results": {}}
     assert [s["id"] for s in ready_steps(state)] == ["node-0", "node-3"]
     state["results"] = {"node-0": {"status": "ok"}}
-    state["pending"] = {"node-3": {}}
-    assert [s["id"] for s in ready_steps(state)] == ["node-1"]
+    assert [s["id"] for s in ready_steps(state, running={"node-3"})] == ["node-1"]
 
 
 def test_a_failed_step_blocks_everything_downstream():
@@ -75,7 +74,7 @@ def test_reset_markers_clear_accumulated_state():
 
 
 def test_arguments_take_whole_and_embedded_references_and_inputs():
-    from graph_agent.nodes.executor import _resolve, _slice
+    from graph_agent.nodes.executor import _resolve, step_view
     from graph_agent.tools.results import ToolResult
 
     caption = ToolResult(kind="caption", modality="text", text="a red car").to_dict()
@@ -91,10 +90,10 @@ def test_arguments_take_whole_and_embedded_references_and_inputs():
         "selections": {"node-2": {"candidates": []}},
         "results": {"node-1": {"status": "ok", "result": caption}},
     }
-    view = _slice(state, step)
+    view = step_view(state, step)
     assert set(view["upstream"]) == {"node-1"}  # an embedded reference is fetched too
     args = _resolve(step, view)
     assert args["question"] == "What is the price of the a red car?"
     assert args["image"] == "/data/car.jpg"
     whole = {**step, "args": {"text": "<node-1>"}}
-    assert _resolve(whole, _slice(state, whole)) == {"text": "a red car"}
+    assert _resolve(whole, step_view(state, whole)) == {"text": "a red car"}

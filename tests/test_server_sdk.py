@@ -77,8 +77,8 @@ def test_sdk_client_approves_the_plan_and_sees_progress_events(server, sample_ph
     assert [n for chunk in updates for n in chunk] == [
         "approve",
         "select",
-        "run_subtask",
-        "critic",
+        "run_step",  # the task inside run_steps that ran and judged node-0
+        "run_steps",
         "respond",
     ]
 

@@ -183,7 +183,7 @@ def test_a_client_cannot_write_thread_state(server, secret_file, server_dirs):
     evil = {"inputs": {"notes.txt": str(secret_file)}}
     status, body = _status(f"{server}/threads/{thread}/state", {"values": evil})
     assert status == 403 and "cannot write a thread's state" in body
-    for command in ({"update": evil, "resume": True}, {"goto": "run_subtask"}):
+    for command in ({"update": evil, "resume": True}, {"goto": "run_steps"}):
         status, body = _status(
             f"{server}/threads/{thread}/runs/wait",
             {"assistant_id": "graph-agent", "command": command},

@@ -1,5 +1,8 @@
-"""Critic node: judge each finished attempt; accept it, retry with the next model, give up,
-or send the run back to the planner.
+"""The critic: judge each finished attempt (accept it, retry with the next model, give up),
+and, once the run can do no more, send it back to the planner or on to the responder.
+
+``judge`` runs right after each attempt, inside ``nodes.run_steps``; ``finish`` routes the
+run with ``Command(goto=...)`` when nothing is left to run.
 
 Every verdict is recorded with every check's outcome and reason (``graph_agent.verdicts``), so
 the report can say why each output was trusted. When the run can make no more progress and
@@ -10,32 +13,30 @@ otherwise it records why it did not and the run ends with the failure in the rep
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from langgraph.runtime import Runtime
 from langgraph.types import Command
+from typing_extensions import TypedDict
 
-from graph_agent.boundary import run_context
 from graph_agent.context import Context
-from graph_agent.events import emit, emit_verdicts
-from graph_agent.nodes.executor import dispatch
+from graph_agent.events import emit
 from graph_agent.nodes.planner import revise_plan
 from graph_agent.planning.llm import make_chat_model
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of
-from graph_agent.progress import ALL_MODELS, failed_steps, ready_steps
+from graph_agent.progress import ALL_MODELS, failed_steps
 from graph_agent.records import Attempt, Decision
-from graph_agent.state import State, merge
 from graph_agent.tools.registry import REGISTRY
 from graph_agent.tools.spec import TaskTool
 from graph_agent.verdicts import NOT_JUDGED, REJECTED, Check, checks, llm_check
 
 
-def _upstream_text(ref: str, state: State) -> str:
+def _upstream_text(ref: str, state: Mapping[str, Any]) -> str:
     result = (state.get("results") or {}).get(ref) or {}
     return str((result.get("result") or {}).get("text") or "")
 
 
-def _shown_inputs(step: dict[str, Any], state: State) -> dict[str, str]:
+def _shown_inputs(step: dict[str, Any], state: Mapping[str, Any]) -> dict[str, str]:
     """The step's arguments as the LLM critic should read them: references become the text
     of the step they name; an input is named, not read (the critic reads no files)."""
     inputs = state.get("inputs") or {}
@@ -54,7 +55,11 @@ def _shown_inputs(step: dict[str, Any], state: State) -> dict[str, str]:
 
 
 def _llm_verdict(
-    ctx: Context, state: State, step: dict[str, Any], tool: TaskTool, attempt: dict[str, Any]
+    ctx: Context,
+    state: Mapping[str, Any],
+    step: dict[str, Any],
+    tool: TaskTool,
+    attempt: Attempt,
 ) -> Check | None:
     """The LLM critic's verdict on a text-to-text step, or None when it does not apply.
 
@@ -73,94 +78,94 @@ def _llm_verdict(
     return llm_check(model, state.get("request", ""), step, _shown_inputs(step, state), text)
 
 
-def critique(state: State, runtime: Runtime[Context]) -> Command:
-    """Judge every pending attempt; a rejected one goes back to ``dispatch`` with the next
-    candidate until ``max_retries`` or the candidates run out. Then, if the run is stuck on
-    failed steps, hand the revised plan to the re-planner or record why there is none.
+class Judgement(TypedDict):
+    """The critic's verdict on one attempt, and what it changes in the run's record."""
 
-    Routes with ``Command(goto=...)``: the steps that are ready now (a retry, or steps
-    whose inputs just arrived), the re-planner, or the responder when nothing is left."""
-    ctx = run_context(runtime)
-    steps = {s["id"]: s for s in state["plan"]["subtasks"]}
-    replans = state.get("replans") or 0
-    results: dict[str, Attempt] = {}
-    rejections: dict[str, int] = {}
-    cleared: dict[str, None] = {}
-    decisions: list[Decision] = []
-    avoid: dict[str, list[str]] = {}
-    for step_id, attempt in (state.get("pending") or {}).items():
-        step = steps[step_id]
-        tool = REGISTRY.get(step["task"])
-        if tool is None:  # a planned task this machine has no tool for: a clear failure
-            why = attempt.get("error") or f"graph-agent has no tool for {step['task']}"
-            found = [Check("tool", REJECTED, why)]
-        else:
-            found = checks(tool, attempt, step.get("args"))
-            if not any(c.rejected for c in found):
-                llm = _llm_verdict(ctx, state, step, tool, attempt)
-                found += [llm] if llm is not None else []
-        problems = [c.reason for c in found if c.rejected]
-        cleared[step_id] = None
-        verdict = {
-            "node": "critic",
-            "subtask": step_id,
-            "task": step["task"],
-            "model": attempt["model"],
-            "attempt": attempt["attempt"],
-            "seconds": attempt.get("seconds"),  # the report times every attempt, not just the last
-            "checks": [c.to_dict() for c in found],
-        }
-        if replans:
-            verdict["replan"] = replans  # which plan of the run this attempt belongs to
-        if not problems:
-            results[step_id] = attempt
-            decisions.append({**verdict, "decision": "accepted"})
-            continue
-        tried = attempt["attempt"]
-        candidates = state["selections"][step_id]["candidates"]
-        n_candidates = len(candidates)
-        if tried <= ctx.max_retries and tried < n_candidates:
-            rejections[step_id] = tried
-            decisions.append(
-                {**verdict, "decision": "retry with next candidate", "problems": problems}
-            )
-        else:
-            results[step_id] = {**attempt, "status": "failed", "problems": problems}
-            why = "no candidates left" if tried >= n_candidates else "retry budget spent"
-            decisions.append({**verdict, "decision": f"failed ({why})", "problems": problems})
-            # Remember what failed, so a re-plan tries other models or another route.
-            task = step["task"]
-            failed_models = {c["id"] for c in candidates[:tried]}
-            if tried >= n_candidates:
-                failed_models.add(ALL_MODELS)
-            known = avoid.get(task) or (state.get("avoid") or {}).get(task) or []
-            avoid[task] = sorted(set(known) | failed_models)
-    emit_verdicts(decisions)
-    update: dict[str, Any] = {
-        "pending": cleared,
-        "results": results,
-        "rejections": rejections,
-        "decisions": decisions,
+    #: "accepted", "retry" (run the next candidate) or "failed" (the step gives up).
+    outcome: Literal["accepted", "retry", "failed"]
+    decision: Decision
+    #: The attempt as the step's result (accepted, or failed with its problems); None on retry.
+    result: Attempt | None
+    #: Models that failed the task for good (``ALL_MODELS`` once none is left), so a re-plan
+    #: avoids them; empty unless the step failed.
+    avoid: list[str]
+
+
+def judge(
+    ctx: Context,
+    state: Mapping[str, Any],
+    step: dict[str, Any],
+    attempt: Attempt,
+    candidates: list[dict[str, Any]],
+    replans: int = 0,
+) -> Judgement:
+    """Judge one finished attempt of ``step``: accept it, retry with the next candidate until
+    ``max_retries`` or the candidates run out, or give up.
+
+    ``state`` needs ``request``, ``inputs`` and the ``results`` of the steps it reads (the
+    LLM critic shows the model what the step was given). The verdict records every check.
+    """
+    tool = REGISTRY.get(step["task"])
+    if tool is None:  # a planned task this machine has no tool for: a clear failure
+        why = attempt.get("error") or f"graph-agent has no tool for {step['task']}"
+        found = [Check("tool", REJECTED, why)]
+    else:
+        found = checks(tool, attempt, step.get("args"))
+        if not any(c.rejected for c in found):
+            llm = _llm_verdict(ctx, state, step, tool, attempt)
+            found += [llm] if llm is not None else []
+    problems = [c.reason for c in found if c.rejected]
+    verdict: Decision = {
+        "node": "critic",
+        "subtask": step["id"],
+        "task": step["task"],
+        "model": attempt["model"],
+        "attempt": attempt["attempt"],
+        "seconds": attempt.get("seconds"),  # the report times every attempt, not just the last
+        "checks": [c.to_dict() for c in found],
     }
-    if avoid:
-        update["avoid"] = avoid
-    after = {
-        **state,
-        "pending": {},
-        "results": merge(state.get("results"), results),
-        "rejections": merge(state.get("rejections"), rejections),
-        "avoid": merge(state.get("avoid"), avoid),
+    if replans:
+        verdict["replan"] = replans  # which plan of the run this attempt belongs to
+    if not problems:
+        decision: Decision = {**verdict, "decision": "accepted"}
+        return {"outcome": "accepted", "decision": decision, "result": attempt, "avoid": []}
+    tried = attempt["attempt"]
+    if tried <= ctx.max_retries and tried < len(candidates):
+        decision = {**verdict, "decision": "retry with next candidate", "problems": problems}
+        return {"outcome": "retry", "decision": decision, "result": None, "avoid": []}
+    why = "no candidates left" if tried >= len(candidates) else "retry budget spent"
+    decision = {**verdict, "decision": f"failed ({why})", "problems": problems}
+    # Remember what failed, so a re-plan tries other models or another route.
+    failed_models = {c["id"] for c in candidates[:tried]}
+    if tried >= len(candidates):
+        failed_models.add(ALL_MODELS)
+    return {
+        "outcome": "failed",
+        "decision": decision,
+        "result": {**attempt, "status": "failed", "problems": problems},
+        "avoid": sorted(failed_models),
     }
-    if not ready_steps(after) and (failed := failed_steps(after)):
-        update |= _replan_or_stop(ctx, after, failed, results, decisions)
+
+
+def finish(
+    ctx: Context, after: Mapping[str, Any], update: dict[str, Any]
+) -> Command[Literal["replan", "respond"]]:
+    """Where the run goes once no step is running or ready: the re-planner, when some steps
+    failed for good and a revision has something new to try, else the responder.
+
+    ``after`` is the state with this round's results in; ``update`` (its ``results`` and
+    ``decisions``) gains the critic's last word on the failed steps.
+    """
+    if failed := failed_steps(after):
+        update |= _replan_or_stop(ctx, after, failed, update["results"], update["decisions"])
         if "revision" in update:
             return Command(update=update, goto="replan")
-    return Command(update=update, goto=dispatch(after))
+    return Command(update=update, goto="respond")
 
 
 def _replan_or_stop(
     ctx: Context,
-    after: dict[str, Any],
+    after: Mapping[str, Any],
     failed: list[str],
     results: dict[str, Attempt],
     decisions: list[Decision],

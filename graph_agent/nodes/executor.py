@@ -1,8 +1,8 @@
-"""Executor: send every ready subtask to ``run_subtask``, in parallel, with its next model.
+"""Executor: run one attempt of one subtask with its next model.
 
-``dispatch`` is the routing function; ``run_subtask`` fills in arguments from inputs and
-earlier outputs, runs the tool, and hands the attempt to the critic. A finished subtask is
-in ``results`` and is never sent again, which is what makes resumption safe.
+``run_attempt`` fills in the step's arguments from inputs and earlier outputs, runs the
+tool, and returns the attempt for the critic; ``nodes.run_steps`` schedules the attempts
+and keeps the record. Errors never escape: they become a failed attempt.
 
 Each tool call runs under the run's ``subtask_timeout_s`` (see `call_with_timeout`): a call
 that takes longer becomes a failed attempt, so one stuck model cannot hold up the whole run.
@@ -31,18 +31,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from langgraph.config import get_config
-from langgraph.runtime import Runtime
-from langgraph.types import Send
-
-from graph_agent.boundary import OPERATOR, Reader, hide_paths, reader_for, run_context
+from graph_agent.boundary import OPERATOR, Reader, hide_paths
 from graph_agent.common.redact import redact
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.events import emit_finished, emit_started
 from graph_agent.inputs import input_value
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of, refs_in
-from graph_agent.progress import ready_steps
 from graph_agent.records import Attempt
 from graph_agent.state import State
 from graph_agent.tools.artifacts import ArtifactStore
@@ -57,18 +52,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def dispatch(state: State) -> list[Send] | str:
-    """Send the ready subtasks, or go to the responder when nothing is left to run."""
-    if state.get("error") or not state.get("plan"):
-        return "respond"
-    ready = ready_steps(state)
-    if not ready:
-        return "respond"
-    return [Send("run_subtask", {"step": step, "state": _slice(state, step)}) for step in ready]
-
-
-def _slice(state: State, step: dict[str, Any]) -> dict[str, Any]:
-    """Only what one subtask needs, so each Send carries a small payload."""
+def step_view(state: State, step: dict[str, Any]) -> dict[str, Any]:
+    """Only what one subtask needs: its attempt carries this, not the whole state."""
     refs = set(refs_in(step["args"]))
     return {
         # Earlier requests' outputs on this thread, then the user's inputs (which win).
@@ -134,26 +119,24 @@ def _checked_model(candidate: dict[str, Any], ctx: Context, reader: Reader) -> N
         )
 
 
-def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
-    """Run one subtask with its current candidate model; errors become a failed attempt."""
-    ctx = run_context(runtime)
-    step, view = payload["step"], payload["state"]
+def run_attempt(
+    step: dict[str, Any], view: dict[str, Any], ctx: Context, reader: Reader, thread: str
+) -> Attempt:
+    """Run ``step`` with its current candidate model (``view`` from ``step_view``).
+
+    ``reader`` is the run's file boundary (a server run's is restricted) and ``thread`` names
+    the run's artifact folder. Errors become a failed attempt: the critic decides.
+    """
     candidates = view["selection"]["candidates"]
     if view["attempt"] >= len(candidates):
         return {
-            "pending": {
-                step["id"]: {
-                    "model": None,
-                    "attempt": view["attempt"] + 1,
-                    "status": "error",
-                    "seconds": 0.0,
-                    "error": view["selection"]["reason"],
-                }
-            }
+            "model": None,
+            "attempt": view["attempt"] + 1,
+            "status": "error",
+            "seconds": 0.0,
+            "error": view["selection"]["reason"],
         }
     candidate = candidates[view["attempt"]]
-    thread = str(get_config().get("configurable", {}).get("thread_id", "run"))
-    reader = reader_for(runtime, ctx, thread)
     attempt: Attempt = {
         "model": candidate["id"],
         # A server client sees the model's folder name, not where the server keeps models.
@@ -210,7 +193,7 @@ def run_subtask(payload: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
             )
     attempt["seconds"] = round(time.perf_counter() - started, 3)
     emit_finished(step, attempt)
-    return {"pending": {step["id"]: attempt}}
+    return attempt
 
 
 def remote_backend(ctx: Context, candidate: dict[str, Any]) -> RemoteBackend:

@@ -42,9 +42,9 @@ from graph_agent.tools.registry import REGISTRY
 from graph_agent.turns import carried_inputs
 
 #: Keys one run accumulates; a new request on a reused thread must not inherit them.
-_PER_RUN = ("selections", "pending", "results", "rejections", "avoid")
+_PER_RUN = ("selections", "results", "rejections", "avoid")
 #: Keys a re-plan starts again (``results`` keeps what the revised plan can reuse).
-_PER_PLAN = ("selections", "pending", "rejections")
+_PER_PLAN = ("selections", "rejections")
 
 
 def _fresh_run(decision: dict[str, Any]) -> dict[str, Any]:
@@ -362,7 +362,7 @@ def revise_plan(
 def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Revise the plan the critic gave up on; keep every result the new plan can reuse.
 
-    Per-plan progress (selections, pending attempts, rejection counts) starts again through
+    Per-plan progress (selections, rejection counts) starts again through
     the ``RESET`` marker; ``results`` keeps the steps that do not change (finished ones, and
     failures with no other route), so nothing finished runs twice. ``decisions`` and
     ``avoid`` carry on: the report shows the whole history, and models that failed stay
