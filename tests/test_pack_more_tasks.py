@@ -1,4 +1,5 @@
-"""The pack's models for more tasks (issue 27), run on their real weights: spaCy entities.
+"""The pack's models for more tasks (issue 27), run on their real weights: spaCy entities,
+PP-OCRv4 text reading (RapidOCR) on pictures rendered here with a TrueType font.
 
 Each model is in the default pack, which the test command installs, so a missing model
 fails (``pack_model_dir``) rather than skipping: a skipped real-weight test proves nothing.
@@ -7,12 +8,20 @@ fails (``pack_model_dir``) rather than skipping: a skipped real-weight test prov
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from graph_agent.cli import main
+from graph_agent.retrieval_index.search import select, step_query
+from graph_agent.retrieval_index.service import open_index
 from graph_agent.tools import ToolCall, get_tool
 from graph_agent.tools.artifacts import ArtifactStore
 
 SPACY = "spacy-en-core-web-sm"
+OCR = "pp-ocrv4-rapidocr"
+OCR_ID = "PaddlePaddle/PP-OCRv4"
+RECEIPT = [("Coffee", "3.50"), ("Bagel", "2.25"), ("Orange juice", "4.00"), ("TOTAL", "9.75")]
 NEWS = "Apple opened a new office in Berlin on Monday, Tim Cook said."
 
 
@@ -57,3 +66,111 @@ def test_named_entities_request_runs_spacy_end_to_end(capsys, pack_model_dir, tm
     assert step["status"] == "ok" and final["report"]["failures"] == []
     for entity in ("Apple (ORG)", "Berlin (GPE)", "Monday (DATE)", "Tim Cook (PERSON)"):
         assert entity in final["outputs"]["node-0"]
+
+
+# --------------------------------------------------------------------------- OCR
+
+
+def _font(size: int):
+    """matplotlib's DejaVu Sans: a TrueType font every machine with the dev extra has."""
+    import matplotlib
+    from PIL import ImageFont
+
+    path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    return ImageFont.truetype(str(path), size)
+
+
+def render(rows: list, path: Path, size: int, width: int) -> Path:
+    """Black text on white: a row is a line of text, or (left, right) such as an item and
+    its price at the two edges, as on a receipt."""
+    from PIL import Image, ImageDraw
+
+    font, step = _font(size), int(size * 1.6)
+    image = Image.new("RGB", (width, 40 + len(rows) * step), "white")
+    draw = ImageDraw.Draw(image)
+    for i, row in enumerate(rows):
+        left, right = (row, "") if isinstance(row, str) else row
+        draw.text((30, 20 + i * step), left, font=font, fill="black")
+        if right:
+            draw.text(
+                (width - 30 - font.getlength(right), 20 + i * step), right, font=font, fill="black"
+            )
+    image.save(path)
+    return path
+
+
+@pytest.fixture
+def sign(tmp_path) -> Path:
+    return render(["EXIT 12"], tmp_path / "sign.png", size=80, width=400)
+
+
+@pytest.fixture
+def receipt(tmp_path) -> Path:
+    return render(RECEIPT, tmp_path / "receipt.png", size=32, width=520)
+
+
+def _read(pack_model_dir, image: Path, tmp_path):
+    tool = get_tool("image-to-text", "rapidocr")
+    assert tool.library == "rapidocr"  # not the captioning back end
+    call = ToolCall(args={"image": str(image)}, artifacts=ArtifactStore(tmp_path))
+    return tool.run(str(pack_model_dir(OCR)), call)
+
+
+def test_ocr_reads_a_sign(pack_model_dir, sign, tmp_path):
+    out = _read(pack_model_dir, sign, tmp_path)
+    assert out.text == "EXIT 12" and out.confidence > 0.9
+
+
+def test_ocr_reads_a_receipt_line_by_line_in_reading_order(pack_model_dir, receipt, tmp_path):
+    out = _read(pack_model_dir, receipt, tmp_path)
+    # Item and price are two boxes each; reading order joins them into one line per row.
+    assert out.text == "\n".join(f"{item} {price}" for item, price in RECEIPT)
+    assert [line["box"]["ymin"] for line in out.data] == sorted(
+        line["box"]["ymin"] for line in out.data
+    )
+
+
+def test_ocr_on_a_picture_without_writing_says_so(pack_model_dir, tmp_path):
+    from PIL import Image
+
+    blank = tmp_path / "blank.png"
+    Image.new("RGB", (200, 120), "white").save(blank)
+    with pytest.raises(Exception, match="found no text"):
+        _read(pack_model_dir, blank, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("request_", "reads"),
+    [
+        ("what does the sign in sign.png say", True),
+        ("read the receipt in receipt.png", True),
+        ("extract the text from scan.png", True),
+        ("describe this photo", False),
+        ("caption photo.jpg", False),
+    ],
+)
+def test_the_ocr_card_is_chosen_for_text_in_pictures_only(pack_model_dir, request_, reads):
+    pack_model_dir(OCR)
+    index = open_index(pack_model_dir(OCR).parent)
+    found = select(index, "image-to-text", step_query("image-to-text", None, request_))
+    ids = [c.id for c in found.candidates]
+    if reads:
+        assert ids[:1] == [OCR_ID], found.reason
+    else:  # ruled out by its own card's out-of-scope uses, and the reason says so
+        assert OCR_ID not in ids
+        assert "not for" in " ".join(found.rejected[OCR_ID]), found.rejected
+
+
+def test_what_the_sign_says_runs_ocr_end_to_end(capsys, pack_model_dir, sign, tmp_path):
+    pack_model_dir(OCR)
+    final = _run_json(
+        capsys,
+        "what does the sign in sign.png say",
+        "--input",
+        f"sign.png={sign}",
+        "--artifacts-dir",
+        str(tmp_path / "artifacts"),
+    )
+    (step,) = final["report"]["steps"]
+    assert (step["task"], step["model"], step["status"]) == ("image-to-text", OCR_ID, "ok")
+    assert final["outputs"]["node-0"] == "EXIT 12"

@@ -304,6 +304,18 @@ SPACY_SM_ENTITY_TYPES = (
     "WORK_OF_ART",
 )
 
+#: RapidOCR's wheel carries PaddleOCR's PP-OCRv4 ONNX models (Apache-2.0). The pack takes
+#: the three model files; the rapidocr-onnxruntime package (a dependency) only runs them.
+_RAPIDOCR = Wheel(
+    "rapidocr-onnxruntime",
+    "1.4.4",
+    "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
+)
+#: File names the OCR back end looks for in the model folder (tools/ocr.py).
+OCR_DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
+OCR_RECOGNISER = "ch_PP-OCRv4_rec_infer.onnx"
+OCR_DIRECTION = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
 _CHAT_TASKS = [
     "text-generation",
     "summarization",
@@ -560,6 +572,59 @@ MODELS: dict[str, PackModel] = {
                 ),
             },
         ),
+        PackModel(
+            "pp-ocrv4-rapidocr",
+            (_RAPIDOCR,),
+            (
+                _one(
+                    _RAPIDOCR,
+                    f"models/{OCR_DETECTOR}",
+                    "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+                ),
+                _one(
+                    _RAPIDOCR,
+                    f"models/{OCR_RECOGNISER}",
+                    "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b",
+                ),
+                _one(
+                    _RAPIDOCR,
+                    f"models/{OCR_DIRECTION}",
+                    "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+                ),
+            ),
+            "copy",
+            {
+                "id": "PaddlePaddle/PP-OCRv4",
+                "task": "image-to-text",
+                "library": "rapidocr",
+                "license": "apache-2.0",
+                # The default PP-OCRv4 recogniser's alphabet: Chinese, Latin letters, digits.
+                "languages": ["zh", "en"],
+                "tags": ["ocr", "text-recognition", "text-detection", "scene-text", "document"],
+                "description": (
+                    "Optical character recognition (OCR): reads the written or printed text in "
+                    "a picture, such as a sign, a receipt, a scanned page, a letter, a form, a "
+                    "screenshot or a label, and returns the words line by line in reading "
+                    "order. PP-OCRv4 text detector, direction classifier and recogniser, as "
+                    "RapidOCR converted them to ONNX (Chinese and English). Transcribes text "
+                    "only: it does not describe or caption what a photo shows."
+                ),
+                # What the selector weighs a request against (ModelCard.uses, .out_of_scope):
+                # image-to-text also means captions, which this model cannot give.
+                "uses": [
+                    "read the words written on a sign",
+                    "read the items and prices on a receipt",
+                    "extract the text of a scanned page, letter or form",
+                    "what is written on a label or a screenshot",
+                    "answer a question from the text of a photographed document",
+                ],
+                "out_of_scope": [
+                    "describe a photo",
+                    "caption an image",
+                    "what is in this picture: the scene, people and objects",
+                ],
+            },
+        ),
     )
 }
 
@@ -572,6 +637,7 @@ PACKS: dict[str, tuple[str, ...]] = {
         "smollm2-135m-instruct",
         "piper-en-us-joe-medium",
         "spacy-en-core-web-sm",
+        "pp-ocrv4-rapidocr",
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
