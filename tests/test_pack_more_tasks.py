@@ -174,3 +174,55 @@ def test_what_the_sign_says_runs_ocr_end_to_end(capsys, pack_model_dir, sign, tm
     (step,) = final["report"]["steps"]
     assert (step["task"], step["model"], step["status"]) == ("image-to-text", OCR_ID, "ok")
     assert final["outputs"]["node-0"] == "EXIT 12"
+
+
+# --------------------------------------------------------------------------- document QA
+
+LEASE = [
+    "Lease agreement",
+    "Tenant: Jane Doe",
+    "Landlord: Acme Homes Ltd",
+    "The lease starts on 1 April 2025.",
+    "The lease ends on 31 March 2027.",
+    "Monthly rent: 950 euros.",
+]
+
+
+def test_a_question_about_a_document_reads_it_then_answers_on_the_chat_model(
+    capsys, pack_model_dir, tmp_path
+):
+    pack_model_dir(OCR)
+    page = render(LEASE, tmp_path / "lease.png", size=28, width=560)
+    jpg = tmp_path / "lease.jpg"
+    from PIL import Image
+
+    Image.open(page).convert("RGB").save(jpg, quality=95)
+    final = _run_json(
+        capsys,
+        "when does my lease end according to lease.jpg?",
+        "--input",
+        f"lease.jpg={jpg}",
+        "--artifacts-dir",
+        str(tmp_path / "artifacts"),
+    )
+    steps = {s["id"]: s for s in final["report"]["steps"]}
+    # No document-QA model here: the re-plan reads the page (OCR), then the chat model
+    # answers over its text.
+    read = next(s for s in steps.values() if s["task"] == "image-to-text")
+    assert read["model"] == OCR_ID and read["status"] == "ok"
+    answer = steps["node-0"]
+    assert answer["task"] == "question-answering" and answer["status"] == "ok"
+    assert answer["model"] == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
+    # PP-OCRv4's recogniser (a Chinese-and-English model) drops some spaces between Latin
+    # words ("Theleaseendson31 March2027."), and the answer copies its text: the date is
+    # compared without spaces.
+    assert "31March2027" in _squeezed(final["outputs"]["node-0"])
+    # The report shows the text the answer was read from.
+    ocr_text = final["outputs"][read["id"]]
+    assert "31March2027" in _squeezed(ocr_text) and "AcmeHomesLtd" in _squeezed(ocr_text)
+    assert ocr_text in final["answer"] and ocr_text in final["report_markdown"]
+    assert final["report"]["failures"] == []
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
