@@ -309,6 +309,11 @@ class ModelCard:
     - ``benchmarks`` come from the card's ``model-index``, each with its direction.
     - ``source`` says where the card came from ("hub", "jsonl:<file>", "hf-cache", the pack).
     - ``local_path`` is set when the weights are on this machine, which makes it runnable.
+    - ``uses`` and ``out_of_scope`` are short requests the model is meant for and is not
+      (a model card's "Direct use" and "Out-of-scope use"): an OCR model serves
+      image-to-text for "what does the sign say", not for "describe this photo". The
+      selector rules a card out for a request closer to what it is not for than to any of
+      its uses.
     """
 
     id: str
@@ -328,6 +333,8 @@ class ModelCard:
     library: str | None = None
     source: str = ""
     local_path: str | None = None
+    uses: list[str] = field(default_factory=list)
+    out_of_scope: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -340,6 +347,8 @@ class ModelCard:
         self.task = self.task.strip().lower()
         self.tasks = list(dict.fromkeys([self.task, *(t.lower() for t in _str_list(self.tasks))]))
         self.tags = _str_list(self.tags)
+        self.uses = _str_list(self.uses)
+        self.out_of_scope = _str_list(self.out_of_scope)
         self.datasets = _str_list(self.datasets)
         self.languages = normalize_languages(self.languages)
         self._normalize_licenses()

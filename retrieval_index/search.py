@@ -4,8 +4,10 @@ Ranking (documented here because users read the reasons it produces):
 
 * Hard filters first. A card that breaks any constraint (licence allow-list, maximum
   parameters or size, languages, runnable here) is never returned; it is listed under
-  ``rejected`` with the reason. When nothing is left the result is empty and says why: there
-  is no silent fallback to a forbidden model.
+  ``rejected`` with the reason. So is a card whose ``out_of_scope`` uses the request is
+  closer to than to any of its ``uses`` (`out_of_scope`): an OCR model reads "what does the
+  sign say" but is no caption model for "describe this photo". When nothing is left the
+  result is empty and says why: there is no silent fallback to a forbidden model.
 * ``best_on="DATASET:METRIC"`` orders by that benchmark, respecting its direction (lower WER
   is better). Cards that report it come first; the rest follow in the default order.
 * ``prefer_smallest`` orders by parameter count (or size on disk when the count is unknown),
@@ -22,6 +24,7 @@ Ranking (documented here because users read the reasons it produces):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -161,6 +164,41 @@ class Constraints(BaseModel):
         return None
 
 
+@functools.lru_cache(maxsize=512)
+def _card_vectors(embed: Callable[[list[str]], np.ndarray], texts: tuple[str, ...]) -> np.ndarray:
+    """A card's use phrases, embedded once per encoder: they do not change between steps, and
+    plan + select must stay within its 20 ms budget."""
+    vectors = embed(list(texts))
+    vectors.setflags(write=False)
+    return vectors
+
+
+def out_of_scope(
+    card: ModelCard, query: np.ndarray, embed: Callable[[list[str]], np.ndarray]
+) -> str:
+    """Why ``card`` does not serve the request embedded as ``query`` ('' when it does).
+
+    The card's own words decide: the request is compared with the uses the card says it is
+    not for and with those it is for (its whole card text when it lists none), and it is
+    ruled out when an out-of-scope use is the nearer. Cards without ``out_of_scope`` always
+    pass, at no cost.
+    """
+    if not card.out_of_scope:
+        return ""
+    uses = card.uses or [card.embedding_text()]
+    vectors = _card_vectors(embed, (*card.out_of_scope, *uses))
+    similarity = vectors @ query.reshape(-1)
+    n = len(card.out_of_scope)
+    worst = int(np.argmax(similarity[:n]))
+    near, best_use = float(similarity[worst]), float(similarity[n:].max())
+    if near <= best_use:
+        return ""
+    return (
+        f"its card says it is not for {card.out_of_scope[worst]!r}, and the request is nearer "
+        f"to that ({near:.2f}) than to any use it is for ({best_use:.2f})"
+    )
+
+
 def normalize_license(value: str) -> str:
     """SPDX-style id for a user's licence name; the card schema's normaliser when present."""
     try:
@@ -292,7 +330,10 @@ def select(
         if card is None:
             return False
         remote = runs_remotely is not None and runs_remotely(card)
-        if why_not := constraints.violations(card, runs_remotely=remote):
+        why_not = constraints.violations(card, runs_remotely=remote)
+        if not why_not and (scope := out_of_scope(card, vector, index.embed_queries)):
+            why_not = [scope]
+        if why_not:
             rejected[card_id] = why_not
             return False
         allowed[card_id] = card

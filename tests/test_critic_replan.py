@@ -339,6 +339,35 @@ def test_entity_tagging_with_no_tagger_left_goes_to_the_chat_model_told_what_to_
     assert "named entities" in step.args["instruction"]
 
 
+def test_a_document_question_with_no_document_model_reads_the_page_then_answers():
+    # A question about lease.jpg, then its answer read aloud: node-0 has no model here.
+    plan = {
+        "subtasks": [
+            {
+                "id": "node-0",
+                "task": "document-question-answering",
+                "args": {"image": "lease.jpg", "question": "When does the lease end?"},
+                "description": "when does my lease end according to lease.jpg",
+            },
+            {"id": "node-1", "task": "text-to-speech", "args": {"text": "<node-0>"}},
+        ]
+    }
+    failed = {"node-0": {"status": "failed", "model": None}}
+    avoid = {"document-question-answering": [ALL_MODELS]}
+    revision = revise_plan(plan, failed, {}, avoid, {"lease.jpg": "image"})
+    read, answer, speak = revision.plan.subtasks
+    # The page is read by a new step; the answer keeps node-0, so node-1's reference holds.
+    assert (read.id, read.task, read.args) == ("node-2", "image-to-text", {"image": "lease.jpg"})
+    assert read.description == plan["subtasks"][0]["description"] and read.inferred
+    assert (answer.id, answer.task, answer.deps) == ("node-0", "question-answering", ["node-2"])
+    assert answer.args == {"question": "When does the lease end?", "text": "<node-2>"}
+    assert (speak.id, speak.args, speak.deps) == ("node-1", {"text": "<node-0>"}, ["node-0"])
+    assert "image-to-text (node-2) then question-answering" in revision.changes["node-0"]
+    # With nothing left to read the page, there is no route.
+    none_left = {**avoid, "image-to-text": [ALL_MODELS]}
+    assert revise_plan(plan, failed, {}, none_left, {"lease.jpg": "image"}).plan is None
+
+
 def test_a_revision_with_nothing_left_to_try_is_none_and_says_why():
     avoid = {"translation": ["a", "b", ALL_MODELS], "text-generation": [ALL_MODELS]}
     revision = revise_plan(TRANSLATE, FAILED, SELECTED, avoid, TYPES)

@@ -7,18 +7,22 @@ or a back end from user code.
 
 from __future__ import annotations
 
-from graph_agent.tools import audio, embedding, text, vision
+from graph_agent.tools import audio, embedding, ocr, spacy_ner, text, vision
 from graph_agent.tools.spec import TaskTool, ToolCall
 from graph_agent.tools.tasks import TASKS, TaskSpec, register_task
 
-REGISTRY: dict[str, TaskTool] = {
-    tool.task: tool for family in (audio, vision, text, embedding) for tool in family.TOOLS
-}
+_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr)
+_BUILT_IN = [tool for family in _FAMILIES for tool in family.TOOLS]
+
+#: Each task's default back end: it runs the cards that name no library with a back end.
+REGISTRY: dict[str, TaskTool] = {tool.task: tool for tool in _BUILT_IN if not tool.library}
 
 
 #: Back ends for a task beside its default, by the library a model card names: a card whose
 #: ``library`` is "spacy" is run by the task's spaCy back end, another by the default.
-BACKENDS: dict[tuple[str, str], TaskTool] = {}
+BACKENDS: dict[tuple[str, str], TaskTool] = {
+    (tool.task, tool.library.lower()): tool for tool in _BUILT_IN if tool.library
+}
 
 
 def register_tool(tool: TaskTool) -> TaskTool:

@@ -11,10 +11,14 @@ For each failed step, in order of preference:
    budget was spent (the selector then drops the models in the run's ``avoid`` list);
 2. another task that gives the same kind of output (``ALTERNATIVES``): a caption for an image
    label, visual question answering for a caption, a prompted chat model for summarising,
-   translating or answering, when that task is not already known to fail in this run;
+   translating or answering, when that task is not already known to fail in this run; or
+   another task after a step that makes its input (a ``Detour``): a question about a
+   document's picture is answered over the text read out of it (image-to-text, then
+   question answering);
 3. otherwise the failure stands, and the report says why.
 
-Replacements keep the step's id, so later steps' ``<node-j>`` references stay valid.
+Replacements keep the step's id, so later steps' ``<node-j>`` references stay valid; a
+detour's first step gets a new id.
 """
 
 from __future__ import annotations
@@ -179,8 +183,22 @@ def _checked_constraints(constraints: object) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- re-planning
 
-#: Builds a replacement task's arguments from the failed step's, or None when it cannot.
-ArgsBuilder = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None]
+
+@dataclass(frozen=True)
+class Detour:
+    """A replacement that needs another step first: ``task`` runs on ``args``, and the
+    replacement's ``then`` argument is that step's output."""
+
+    task: str
+    args: dict[str, Any]
+    then: str
+    rest: dict[str, Any]
+    why: str
+
+
+#: Builds a replacement task's arguments from the failed step's (or a ``Detour`` that makes
+#: one of them first), or None when it cannot.
+ArgsBuilder = Callable[[dict[str, Any], dict[str, Any]], "dict[str, Any] | Detour | None"]
 
 
 def _prompt_text(value: Any, input_types: dict[str, Any]) -> str | None:
@@ -255,6 +273,21 @@ def _entities_prompt(args: dict[str, Any], _types: dict[str, Any]) -> dict[str, 
     return {"text": args["text"], "instruction": ENTITIES_INSTRUCTION} if args.get("text") else None
 
 
+def _read_then_answer(args: dict[str, Any], _types: dict[str, Any]) -> Detour | None:
+    """A question about a document's picture, answered over the text read out of it (as
+    HuggingGPT chained OCR and a chat model): document QA models are not to be had here,
+    a text reader (OCR) and a chat model are."""
+    if not args.get("image") or not args.get("question"):
+        return None
+    return Detour(
+        "image-to-text",
+        {"image": args["image"]},
+        "text",
+        {"question": args["question"]},
+        "the document's text, read for the question asked about it",
+    )
+
+
 #: Failed task -> other tasks that give the same kind of output for the same inputs, best
 #: first. Only routes that keep the user's meaning: a caption does say what is in a photo; a
 #: chat model prompted to summarise does summarise. Tasks with no such route are absent.
@@ -264,6 +297,7 @@ ALTERNATIVES: dict[str, tuple[tuple[str, ArgsBuilder], ...]] = {
     "summarization": (("text-generation", _summary_prompt),),
     "translation": (("text-generation", _translation_prompt),),
     "question-answering": (("text-generation", _answer_prompt),),
+    "document-question-answering": (("question-answering", _read_then_answer),),
     "token-classification": (("text-generation", _entities_prompt),),
     "conversational": (("text-generation", _same_text),),
     "text-generation": (("conversational", _same_text),),
@@ -301,15 +335,43 @@ class Revision:
 
 
 def _alternative(
-    step: Subtask, avoid: dict[str, list[str]], types: dict[str, Any]
-) -> Subtask | None:
+    step: Subtask, avoid: dict[str, list[str]], types: dict[str, Any], new_id: str
+) -> list[Subtask]:
+    """The steps that replace ``step`` (the last keeps its id), or none.
+
+    A detour's first step, ``new_id``, goes before the replacement, which reads its output.
+    """
     for task, build in ALTERNATIVES.get(step.task, ()):
         if task not in REGISTRY or ALL_MODELS in avoid.get(task, ()):
             continue  # nothing can run it here, or it already failed in this run
         args = build(step.args, types)
+        if isinstance(args, Detour):
+            if args.task not in REGISTRY or ALL_MODELS in avoid.get(args.task, ()):
+                continue
+            first = Subtask(
+                id=new_id,
+                task=args.task,
+                args=args.args,
+                description=step.description,
+                constraints=step.constraints,
+                inferred=args.why,
+            )
+            rest = {**args.rest, args.then: f"<{new_id}>"}
+            update = {"task": task, "args": rest, "deps": [*step.deps, new_id]}
+            return [first, step.model_copy(update=update, deep=True)]
         if args is not None:
-            return step.model_copy(update={"task": task, "args": args}, deep=True)
-    return None
+            return [step.model_copy(update={"task": task, "args": args}, deep=True)]
+    return []
+
+
+def _next_id(plan: Plan, taken: list[Subtask]) -> str:
+    """A step id no step of ``plan`` or ``taken`` has: 'node-k' after the highest."""
+    numbers = [
+        int(s.id.removeprefix("node-"))
+        for s in [*plan.subtasks, *taken]
+        if s.id.removeprefix("node-").isdigit()
+    ]
+    return f"node-{max(numbers, default=-1) + 1}"
 
 
 def revise_plan(
@@ -339,9 +401,12 @@ def revise_plan(
         if step.task in REGISTRY and ALL_MODELS not in avoided and untried:
             changes[step.id] = f"{step.task} again with models not yet tried ({', '.join(untried)})"
             steps.append(step)
-        elif (alt := _alternative(step, avoid, input_types)) is not None:
-            changes[step.id] = f"{step.task} failed with every model; {alt.task} instead"
-            steps.append(alt)
+        elif alt := _alternative(step, avoid, input_types, _next_id(current, steps)):
+            instead = " then ".join(
+                f"{s.task} ({s.id})" if s.id != step.id else s.task for s in alt
+            )
+            changes[step.id] = f"{step.task} failed with every model; {instead} instead"
+            steps.extend(alt)
         else:
             how = "no model left for" if step.task in REGISTRY else "no tool here for"
             stuck[step.id] = f"{how} {step.task}, and no other task does its work"
@@ -352,8 +417,10 @@ def revise_plan(
         revised = validate(Plan(subtasks=steps, repairs=list(current.repairs)), input_types)
     except PlanError as exc:
         return Revision(None, {}, {**stuck, **dict.fromkeys(changes, f"no valid re-plan: {exc}")})
-    if [s.id for s in revised.subtasks] != [s.id for s in current.subtasks]:
+    old_ids = [s.id for s in current.subtasks]
+    if [s.id for s in revised.subtasks if s.id in old_ids] != old_ids:
         # Results are kept by step id; a revision that renumbers steps would mix them up.
+        # (A detour's new step has an id of its own, so it mixes up nothing.)
         why = "the re-plan would renumber the steps"
         return Revision(None, {}, {**stuck, **dict.fromkeys(changes, why)})
     return Revision(revised, changes, stuck)

