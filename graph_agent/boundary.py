@@ -12,7 +12,9 @@ LangGraph server (HTTP or MCP) comes from a client, who is not trusted with any 
   work with ``max_retries: 1000``;
 - **files**: a client's input is read only when it lies, after resolving symlinks, under one
   of the operator's input roots (``GRAPH_AGENT_INPUT_ROOTS``, paths separated by ``:``) or
-  in this thread's own artifact folder (outputs of its earlier requests). Anything else is
+  in this thread's own artifact folder (outputs of its earlier requests) or upload folder
+  (files sent through the web page, `graph_agent.uploads`; named by their file name, so the
+  client never learns where the server keeps them). Anything else is
   refused with the input's name, never the path, and with the same words whether or not the
   path exists, so a client cannot probe the server's disk;
 - **tokens** follow from the settings: the inference endpoints, and so where
@@ -38,6 +40,7 @@ from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind
 from graph_agent.tools.artifacts import ArtifactStore
+from graph_agent.uploads import thread_upload_dir
 
 #: Settings only the operator may choose: each touches the machine (files, memory, CPU time)
 #: or the network (which hosts are called, and so which of them receive a token).
@@ -201,9 +204,14 @@ def refusal(runtime: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Reader:
-    """Which files a run may read: any (the operator's runs) or those under ``roots``."""
+    """Which files a run may read: any (the operator's runs) or those under ``roots``.
+
+    ``uploads`` is the thread's upload folder: a bare file name that names a file there
+    ("meeting.wav") means that file, which is how a client refers to what it uploaded.
+    """
 
     roots: tuple[Path, ...] | None = None
+    uploads: Path | None = None
 
     @property
     def restricted(self) -> bool:
@@ -218,6 +226,20 @@ class Reader:
         except (OSError, RuntimeError, ValueError):
             return False
         return any(real == root or real.is_relative_to(root) for root in self.roots)
+
+    def locate(self, value: str) -> str:
+        """``value``, or the uploaded file it names: a bare file name (no folder part) of a
+        file in the thread's upload folder. Anything else is returned as it is."""
+        if self.uploads is None:
+            return value
+        bare = value.strip()
+        if not bare or "/" in bare or "\\" in bare or bare.startswith((".", "~")):
+            return value
+        candidate = self.uploads / bare
+        try:
+            return str(candidate) if candidate.is_file() else value
+        except (OSError, ValueError):  # too long for a name, or a NUL in it
+            return value
 
     def check_path(self, name: str, value: str) -> None:
         """Refuse ``value`` when it is written like a path that lies outside the roots.
@@ -265,13 +287,18 @@ def written_like_path(value: str) -> bool:
 
 def reader_for(runtime: Any, ctx: Context, thread_id: str | None) -> Reader:
     """The file policy of a run: the operator's runs read anything; a server run reads its
-    input roots and its own thread's artifact folder (earlier outputs on the thread)."""
+    input roots, its own thread's artifact folder (earlier outputs on the thread) and its
+    own thread's upload folder (files sent through the web page)."""
     if not is_server_run(runtime):
         return OPERATOR
     roots: list[Path] = list(input_roots())
+    uploads = None
     if thread_id:
         roots.append(ArtifactStore(ctx.artifacts_dir, run_id=thread_id).run_dir)
-    return Reader(tuple(roots))
+        with contextlib.suppress(RequestError):  # an id that is not a plain token: no uploads
+            uploads = thread_upload_dir(thread_id)
+            roots.append(uploads)
+    return Reader(tuple(roots), uploads)
 
 
 def hide_paths(message: str, paths: Iterable[str]) -> str:

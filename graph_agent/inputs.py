@@ -121,7 +121,9 @@ def _readable(reader: Reader, name: str, value: str) -> Path | None:
     read. A value written like a path outside the roots is refused before the disk is asked,
     so the answer does not tell whether it exists; a server client's words stay words (the
     disk is not asked about them at all); an existing file outside the roots is refused
-    however it is written."""
+    however it is written. A bare name of a file the client uploaded to this thread means
+    that file (`Reader.locate`)."""
+    value = reader.locate(value)
     reader.check_path(name, value)
     if reader.restricted and not written_like_path(value):
         return None

@@ -62,9 +62,33 @@ def _presented(headers: dict[Any, Any]) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
+#: The web page's shell (``graph_agent.web``): its HTML, scripts and styles, and the redirect
+#: to it. They hold no data, and a browser cannot send a key on the first page load, so they
+#: are served without one; everything they then fetch (threads, runs, uploads, outputs)
+#: needs the key like any other client's request.
+PAGE_PREFIX = "/app"
+PUBLIC_PAGE_PATHS = frozenset({"/", PAGE_PREFIX, f"{PAGE_PREFIX}/"})
+PUBLIC_PAGE_FOLDER = f"{PAGE_PREFIX}/static/"
+#: The identity of a browser loading the page shell without a key (never an owner).
+PAGE_VISITOR = "page-visitor"
+
+
+def is_public_page(path: str, method: str) -> bool:
+    """Whether a request only loads the page shell (GET or HEAD of its fixed paths)."""
+    if method.upper() not in {"GET", "HEAD"} or ".." in path:
+        return False
+    return path in PUBLIC_PAGE_PATHS or path.startswith(PUBLIC_PAGE_FOLDER)
+
+
 @auth.authenticate
-async def authenticate(headers: dict[Any, Any]) -> Auth.types.MinimalUserDict:
-    """The caller's identity from its key; everyone is ``anonymous`` when no keys are set."""
+async def authenticate(
+    headers: dict[Any, Any], path: str = "", method: str = ""
+) -> Auth.types.MinimalUserDict:
+    """The caller's identity from its key; everyone is ``anonymous`` when no keys are set.
+
+    Without a valid key, only the page shell is served (`is_public_page`), to an
+    unauthenticated visitor who owns nothing.
+    """
     keys = api_keys()
     if not keys:
         return {"identity": "anonymous", "is_authenticated": True}
@@ -72,6 +96,8 @@ async def authenticate(headers: dict[Any, Any]) -> Auth.types.MinimalUserDict:
     for key, name in keys.items():
         if presented and hmac.compare_digest(presented.encode(), key.encode()):
             return {"identity": name, "is_authenticated": True}
+    if is_public_page(path, method):
+        return {"identity": PAGE_VISITOR, "is_authenticated": False}
     raise Auth.exceptions.HTTPException(
         status_code=401,
         detail="This server needs an API key: send it as 'x-api-key: KEY' or "

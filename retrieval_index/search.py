@@ -99,8 +99,13 @@ class Constraints(BaseModel):
         default=None, description="'DATASET:METRIC', e.g. 'common_voice_en:wer'."
     )
     runnable_only: bool = True
+    models: list[str] = Field(
+        default_factory=list,
+        description="Only these model ids: a person's choice of model for a step (the web "
+        "page's plan approval sets it on the step it edits).",
+    )
 
-    @field_validator("licenses", "languages", mode="before")
+    @field_validator("licenses", "languages", "models", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
@@ -136,6 +141,8 @@ class Constraints(BaseModel):
         runnable here although its weights are not on this machine.
         """
         out = []
+        if self.models and card.id not in self.models:
+            out.append(f"not the model chosen for this step ({', '.join(self.models)})")
         if self.runnable_only and not card.runnable and not runs_remotely:
             out.append("weights not on this machine")
         if self.licenses and (card.license or "unknown") not in self.licenses:

@@ -98,3 +98,46 @@ def test_clients_run_the_operators_assistants_but_do_not_make_them(keyed_server)
         f"{keyed_server}/assistants/search", {"graph_id": "graph-agent"}, key=KEYS["alice"]
     )
     assert status == 200 and found
+
+
+def _put(url: str, data: bytes, key: str | None = None) -> tuple[int, dict[str, Any]]:
+    """(status, JSON body) of one upload to the web page's upload route."""
+    req = urllib.request.Request(url, data=data, method="PUT")
+    if key:
+        req.add_header("x-api-key", key)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def test_the_web_page_follows_the_servers_auth(keyed_server, sample_photo):
+    # The page's shell holds no data and loads without a key; its API does not.
+    with urllib.request.urlopen(f"{keyed_server}/", timeout=30) as resp:
+        assert resp.url == f"{keyed_server}/app/" and b"<title>graph-agent" in resp.read()
+    status, thread = call(f"{keyed_server}/threads", {}, key=KEYS["alice"])
+    assert status == 200
+    photo = sample_photo.read_bytes()
+    uploads = f"{keyed_server}/app/api/threads/{thread['thread_id']}/uploads"
+    files = f"{keyed_server}/app/api/threads/{thread['thread_id']}/files"
+    for key in (None, "not-a-key"):
+        assert _put(f"{uploads}/photo.jpg", photo, key)[0] == 401
+        assert call(f"{keyed_server}/app/api/models?task=image-classification", key=key)[0] == 401
+    # Bob cannot upload into Alice's thread, nor read what she uploaded: the same 404 as for
+    # a thread that does not exist.
+    status, body = _put(f"{uploads}/photo.jpg", photo, KEYS["bob"])
+    assert status == 404 and "No such conversation" in body["detail"]
+    status, body = _put(f"{uploads}/photo.jpg", photo, KEYS["alice"])
+    assert status == 201 and body == {"name": "photo.jpg", "kind": "image", "size": len(photo)}
+    assert call(f"{files}/uploads/photo.jpg", key=KEYS["bob"])[0] == 404
+    req = urllib.request.Request(f"{files}/uploads/photo.jpg", headers={"x-api-key": KEYS["alice"]})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        assert resp.read() == photo and resp.headers["Content-Type"] == "image/jpeg"
+    # Names are cut to a plain name inside the thread's folder; nothing outside is served.
+    status, body = _put(f"{uploads}/my%20photo%20(2).jpg", photo, KEYS["alice"])
+    assert status == 201 and body["name"] == "my_photo_2.jpg", body
+    assert _put(f"{uploads}/..%2F..%2Fphoto3.jpg", photo, KEYS["alice"])[0] == 404
+    for name in ("..%2F..%2Fserver.log", "%2Fetc%2Fpasswd", ".upload-x"):
+        assert call(f"{files}/uploads/{name}", key=KEYS["alice"])[0] == 404, name
+    assert call(f"{files}/elsewhere/photo.jpg", key=KEYS["alice"])[0] == 404
