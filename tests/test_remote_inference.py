@@ -34,6 +34,7 @@ from graph_agent.nodes.selector import place
 from graph_agent.retrieval_index.cards import ModelCard
 from graph_agent.retrieval_index.catalog import Catalog
 from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME
+from graph_agent.retrieval_index.placement import choose_backend
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.errors import ToolError
 from graph_agent.tools.remote import (
@@ -44,7 +45,6 @@ from graph_agent.tools.remote import (
     RemoteInferenceError,
     RemoteTimeoutError,
     RetryPolicy,
-    choose_backend,
     endpoint_token,
     is_hf_host,
     remote_call,
@@ -442,7 +442,7 @@ def test_other_hosts_get_only_the_inference_token(url, monkeypatch):
 
 def test_no_token_over_plain_http_to_another_machine(monkeypatch, caplog):
     monkeypatch.setenv("GRAPH_AGENT_INFERENCE_TOKEN", TOKEN)
-    with caplog.at_level(logging.WARNING, logger="graph_agent.tools.remote"):
+    with caplog.at_level(logging.WARNING, logger="graph_agent.tools.remote_policy"):
         choice = endpoint_token("http://gpu-box:8080")
     assert choice.token is None
     assert "plain http://" in choice.said and "https://" in choice.fix
@@ -462,7 +462,7 @@ def test_userinfo_in_the_url_replaces_the_token(monkeypatch):
 
 
 def test_no_password_over_plain_http_to_another_machine(caplog):
-    with caplog.at_level(logging.WARNING, logger="graph_agent.tools.remote"):
+    with caplog.at_level(logging.WARNING, logger="graph_agent.tools.remote_policy"):
         choice = endpoint_token("http://u:s3cret@gpu-box:8080/x")
     assert choice.token is None and not choice.basic_auth
     assert "plain http://" in choice.said and "https://" in choice.fix
@@ -528,7 +528,7 @@ def test_secrets_in_the_endpoint_url_stay_out_of_the_errors_and_the_graph_state(
     )
     stored = json.dumps([final, *(h.values for h in history)], default=str)
     stored += repr(saver.storage) + repr(saver.writes)
-    assert "Traceback (most recent call last)" in stored and "tools.remote.Remote" in stored
+    assert "Traceback (most recent call last)" in stored and "tools.remote_http.Remote" in stored
     for secret in ("SECRET", "PASSWORD", TOKEN, HUB_TOKEN):
         assert secret not in stored
 

@@ -17,10 +17,11 @@ from graph_agent.progress import drop_avoided
 from graph_agent.retrieval_index.cards import ModelCard
 from graph_agent.retrieval_index.embedder import EmbedderMissingError
 from graph_agent.retrieval_index.index import CardIndex
+from graph_agent.retrieval_index.placement import choose_backend
 from graph_agent.retrieval_index.search import Constraints, select, step_query
 from graph_agent.retrieval_index.service import open_index
 from graph_agent.state import State
-from graph_agent.tools.remote import RemoteConfig, choose_backend, remote_call
+from graph_agent.tools.remote import RemoteConfig, remote_call
 
 
 def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
