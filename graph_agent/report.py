@@ -229,10 +229,13 @@ def _step_entry(
     return entry
 
 
-def build_report(state: State, planner: str = "offline") -> dict[str, Any]:
+def build_report(
+    state: State, planner: str = "offline", memory_budget_mb: float | None = None
+) -> dict[str, Any]:
     """The JSON report (JSON-serialisable) for a finished run.
 
-    ``planner`` is the configured planner, used when no planner decision names it. The keys
+    ``planner`` is the configured planner, used when no planner decision names it;
+    ``memory_budget_mb`` the run's model-memory budget, shown with the cache's counters. The keys
     of the public contract (plan, per-step model, reason, verdicts, timings, outputs) stay;
     later additions only add keys.
     """
@@ -274,9 +277,17 @@ def build_report(state: State, planner: str = "offline") -> dict[str, Any]:
         },
         "failures": [s["id"] for s in steps if s["status"] != "ok"],
         "decisions": decisions,
-        # The warm model cache of the process that ran this (counters since it started).
-        "cache": PIPELINES.stats(),
+        # The warm model cache of the process that ran this (counters since it started), with
+        # the memory budget this run's loads kept to.
+        "cache": _cache_stats(memory_budget_mb),
     }
+
+
+def _cache_stats(memory_budget_mb: float | None) -> dict[str, Any]:
+    stats = PIPELINES.stats()
+    if memory_budget_mb is not None:
+        stats["budget_mb"] = round(memory_budget_mb, 1) or None  # 0: no budget
+    return stats
 
 
 # --------------------------------------------------------------------------- Mermaid

@@ -182,6 +182,30 @@ def test_configure_applies_a_budget_and_zero_means_none():
         cache.configure(memory_budget_mb=-1)
 
 
+def test_a_calls_lease_carries_its_runs_budget_and_device(monkeypatch):
+    """Two runs in one process with different settings: each call's loads keep to its own
+    run's budget and device (its Lease), and the cache's own settings do not move."""
+    cache, loader = make_cache({"a": 40, "b": 40, "c": 40}, budget_mb=0)
+    with cache.using(Lease(memory_budget_mb=0)):  # a run without a budget
+        for name in "ab":
+            cache.get("k", name, loader)
+    assert paths(cache) == ["a", "b"]
+    with cache.using(Lease(memory_budget_mb=50)):  # a run with 50 MB: room for one model
+        cache.get("k", "c", loader)
+    assert paths(cache) == ["c"] and cache.budget_bytes is None  # the cache's budget stays
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    with cache.using(Lease(device="auto")):  # a run asking for the GPU
+        assert cache.get("k", "c", loader)["device"] == "cuda"
+    with cache.using(Lease(device="cpu")):  # a run beside it, on the CPU: its own entry
+        assert cache.get("k", "c", loader)["device"] == "cpu"
+    assert cache.device == "cpu" and sorted(k[2] for k in cache.cached_keys()) == ["auto", "cpu"]
+    with pytest.raises(ValueError, match="memory_budget_mb"):
+        Lease(memory_budget_mb=-1)
+    with pytest.raises(ValueError):
+        Lease(device="gpu-please")
+
+
 def test_max_items_still_bounds_the_count():
     cache, loader = make_cache({"a": 1, "b": 1, "c": 1}, budget_mb=0, max_items=2)
     for name in "abc":

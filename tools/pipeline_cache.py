@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES, warm_imports
 from graph_agent.tools.cancel import CancelToken, install_torch_hook
@@ -69,11 +69,14 @@ class AbandonedCallError(TimeoutError):
 def loading_device() -> str:
     """The device a loader should put its model on.
 
-    Inside `PipelineCache.get` it is the device of the cache that is loading; elsewhere, the
-    process-wide cache's. Loaders that build models themselves should use it rather than a
-    fixed ``"cpu"``. It is resolved only when a loader asks, so loaders that never touch
-    torch (a Piper voice, a test fake) do not pay for importing it.
+    Inside `PipelineCache.get` it is the device of the call that is loading (its lease's, else
+    the cache's); elsewhere, the process-wide cache's. Loaders that build models themselves
+    should use it rather than a fixed ``"cpu"``. It is resolved only when a loader asks, so
+    loaders that never touch torch (a Piper voice, a test fake) do not pay for importing it.
     """
+    requested = getattr(_loading, "device", None)
+    if requested is not None:
+        return resolve_device(requested)
     cache = getattr(_loading, "cache", None) or PIPELINES
     return cache.device
 
@@ -113,13 +116,25 @@ class _Claim:
 
 
 class Lease:
-    """The cache entries one tool call has used, so an abandoned call's models can be set aside.
+    """One tool call's settings, and the cache entries it has used, so an abandoned call's
+    models can be set aside.
 
-    Enter it with `PipelineCache.using` in the thread that runs the call; call
-    `PipelineCache.abandon` from the thread that gave up waiting.
+    ``device`` and ``memory_budget_mb`` are the run's own (its Context): they apply to the
+    loads this call makes, so concurrent runs with different settings do not see each
+    other's (None: the cache's). Enter it with `PipelineCache.using` in the thread that runs
+    the call; call `PipelineCache.abandon` from the thread that gave up waiting.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, device: str | None = None, memory_budget_mb: float | None = None) -> None:
+        self.device = check_device(device) if device is not None else None
+        if memory_budget_mb is not None and memory_budget_mb < 0:
+            raise ValueError(
+                f"memory_budget_mb={memory_budget_mb} must be 0 (no budget) or positive."
+            )
+        #: "cache": the cache's own budget; None: no budget (0 MB in the Context).
+        self.budget: int | Literal["cache"] | None = (
+            "cache" if memory_budget_mb is None else (int(memory_budget_mb * MB) or None)
+        )
         #: entry -> its key. An entry counts once the call runs on it: as soon as `get` returns
         #: it, or once `get_exclusive` holds its lock (a call still waiting uses nothing).
         self.entries: dict[_Entry, Key] = {}
@@ -177,12 +192,12 @@ class PipelineCache:
     def configure(
         self, *, memory_budget_mb: float | None = None, device: str | None = None
     ) -> None:
-        """Apply a run's settings; the executor calls this with the run's Context.
+        """Change the cache's own settings, which apply to calls whose lease sets none.
 
         A smaller budget evicts at once. A new device setting only changes which entries later
         calls get (the setting is part of the key); it is resolved when a loader first asks
-        (`loading_device`). The settings are process-wide: with concurrent runs that disagree,
-        the last one to start a step wins.
+        (`loading_device`). The executor does not call this: each run's settings travel with
+        its calls (`Lease`).
         """
         evicted: list[_Entry] = []
         if memory_budget_mb is not None:
@@ -307,7 +322,15 @@ class PipelineCache:
 
     def _key(self, kind: str, model: str | Path) -> tuple[Key, str]:
         path = str(model)
-        return (kind, path, self._device_request), path
+        lease = self._lease()
+        device = lease.device if lease is not None and lease.device else self._device_request
+        return (kind, path, device), path
+
+    def _budget(self, lease: Lease | None) -> int | None:
+        """The memory budget a call's loads keep to: its lease's, else the cache's."""
+        if lease is None or lease.budget == "cache":
+            return self.budget_bytes
+        return lease.budget
 
     def _lease(self) -> Lease | None:
         return getattr(self._local, "lease", None)
@@ -372,7 +395,7 @@ class PipelineCache:
                         self._leave_queue(ticket)
                         self._wait(lease, f"{path} to load in another call")
                         continue
-                    if nested or self._may_start(ticket, expected):
+                    if nested or self._may_start(ticket, expected, self._budget(lease)):
                         break
                     if ticket not in self._room_queue:
                         self._room_queue.append(ticket)
@@ -382,7 +405,7 @@ class PipelineCache:
             if guarded:
                 self._check(lease, path)
             # The load starts now: claim the key and reserve its memory together.
-            evicted = self._make_room(expected)
+            evicted = self._make_room(expected, budget=self._budget(lease))
             claim = _Claim(expected)
             self._loading_keys[key] = me
             self._loads_running += 1
@@ -409,7 +432,7 @@ class PipelineCache:
                 self._note_use(entry, key, lease)
         return entry
 
-    def _may_start(self, ticket: object, expected: int) -> bool:
+    def _may_start(self, ticket: object, expected: int, budget: int | None) -> bool:
         """Whether a load of ``expected`` bytes may start now. Call under the guard.
 
         It may when no load is running (a model larger than the budget then loads alone) or
@@ -419,9 +442,9 @@ class PipelineCache:
         """
         if self._room_queue and self._room_queue[0] is not ticket:
             return False
-        if self.budget_bytes is None or self._loads_running == 0:
+        if budget is None or self._loads_running == 0:
             return True
-        return self._reserved + self._retired + expected <= self.budget_bytes
+        return self._reserved + self._retired + expected <= budget
 
     def _leave_queue(self, ticket: object) -> None:
         if ticket in self._room_queue:
@@ -442,12 +465,12 @@ class PipelineCache:
 
         On success the reservation becomes the entry; on any failure `_fetch` releases it.
         """
-        previous = getattr(_loading, "cache", None)
-        _loading.cache = self
+        previous = getattr(_loading, "cache", None), getattr(_loading, "device", None)
+        _loading.cache, _loading.device = self, key[2]
         try:
             loaded = loader(path)
         finally:
-            _loading.cache = previous
+            _loading.cache, _loading.device = previous
         try:
             nbytes = max(0, int(self._estimate(loaded, path)))
         except Exception:  # an estimate must never fail a load that worked
@@ -456,15 +479,16 @@ class PipelineCache:
         with self._guard:
             # The reservation becomes the entry in one step: no other load sees the room free.
             self._end_load(claim)
-            evicted = self._make_room(nbytes, adding=True)
-            if self.budget_bytes is not None and nbytes > self.budget_bytes:
+            budget = self._budget(lease)
+            evicted = self._make_room(nbytes, adding=True, budget=budget)
+            if budget is not None and nbytes > budget:
                 log.warning(
                     "Model %s needs about %.0f MB, more than the whole memory budget of %.0f MB "
                     "(Context.memory_budget_mb / GRAPH_AGENT_MEMORY_BUDGET_MB); it is loaded "
                     "alone, with every other model dropped from the cache.",
                     path,
                     nbytes / MB,
-                    self.budget_bytes / MB,
+                    budget / MB,
                 )
             entry = _Entry(loaded, nbytes)
             self._items[key] = entry
@@ -503,14 +527,18 @@ class PipelineCache:
         finally:
             self._waiting -= 1
 
-    def _make_room(self, need: int, adding: bool = False) -> list[_Entry]:
+    def _make_room(
+        self, need: int, adding: bool = False, budget: int | Literal["cache"] | None = "cache"
+    ) -> list[_Entry]:
         """Drop least recently used entries until ``need`` more bytes (and, when ``adding``,
-        one more entry) fit. Call under the guard.
+        one more entry) fit within ``budget`` (the cache's own by default). Call under the
+        guard.
 
         Returns the dropped entries so the caller can release them outside the lock.
         """
         evicted: list[_Entry] = []
-        budget = self.budget_bytes
+        if budget == "cache":
+            budget = self.budget_bytes
 
         def over() -> bool:
             if adding and self.max_items is not None and len(self._items) >= self.max_items:

@@ -160,8 +160,6 @@ def run_attempt(
             subtask_id=step["id"],
             artifacts=ArtifactStore(ctx.artifacts_dir, run_id=thread),
         )
-        # The warm cache is process-wide; this run's budget and device apply from here on.
-        PIPELINES.configure(memory_budget_mb=ctx.memory_budget_mb, device=ctx.device)
         tool = get_tool(step["task"], candidate.get("library"))
         if remote:
             backend = remote_backend(ctx, candidate)
@@ -173,6 +171,9 @@ def run_attempt(
             run,
             ctx.subtask_timeout_s,
             what=f"{step['id']} ({step['task']} with {candidate['id']})",
+            # The warm cache is shared by every run in the process; this run's device and
+            # memory budget travel with its call, so a concurrent run's do not apply to it.
+            lease=Lease(device=ctx.device, memory_budget_mb=ctx.memory_budget_mb),
         )
         attempt.update(status="ok", result=result.to_dict())
     except SubtaskTimeoutError as exc:
@@ -218,8 +219,16 @@ class SubtaskTimeoutError(TimeoutError):
     """A tool call ran past the run's ``subtask_timeout_s``."""
 
 
-def call_with_timeout(fn: Callable[[], T], timeout_s: float | None, what: str = "call") -> T:
+def call_with_timeout(
+    fn: Callable[[], T],
+    timeout_s: float | None,
+    what: str = "call",
+    lease: Lease | None = None,
+) -> T:
     """``fn()``, or `SubtaskTimeoutError` once it has run ``timeout_s`` seconds (0: no limit).
+
+    ``lease`` carries the run's device and memory budget to the models the call loads
+    (`Lease`); a fresh one with the cache's settings when None.
 
     The call runs in a daemon thread under a cancel token (`graph_agent.tools.cancel`). On
     timeout the token is cancelled: the call stops at its next check (every torch forward
@@ -232,9 +241,10 @@ def call_with_timeout(fn: Callable[[], T], timeout_s: float | None, what: str = 
     """
     if timeout_s is not None and timeout_s < 0:
         raise ValueError(f"subtask_timeout_s={timeout_s} must be 0 (no timeout) or positive.")
+    lease = lease or Lease()
     if not timeout_s:
-        return fn()
-    lease = Lease()
+        with PIPELINES.using(lease):
+            return fn()
     box: dict[str, Any] = {}
     context = contextvars.copy_context()  # the run's config and callbacks, in the worker
 

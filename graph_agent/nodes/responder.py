@@ -85,7 +85,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ``ArtifactStore`` folder for this thread), never anywhere else.
     """
     ctx = run_context(runtime)
-    report = build_report(state, planner=ctx.planner)
+    report = build_report(state, planner=ctx.planner, memory_budget_mb=ctx.memory_budget_mb)
     template = template_answer(state)
     if state.get("error"):
         answer, meta = template, {"written_by": "template"}
