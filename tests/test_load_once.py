@@ -78,9 +78,12 @@ def test_tools_declare_the_imports_their_loaders_make(tmp_path):
     for task in ("text-generation", "automatic-speech-recognition", "visual-question-answering"):
         assert get_tool(task).lazy_imports(str(tts)) == transformers
     assert get_tool("feature-extraction").lazy_imports(str(tts)) == (fi.SENTENCE_TRANSFORMERS,)
-    speech = get_tool("text-to-speech")
-    assert speech.lazy_imports(str(voice)) == ("onnxruntime", "piper")  # no transformers
-    assert speech.lazy_imports(str(tts)) == transformers
+    # The card's library picks the back end, not the files in the folder: a Piper voice
+    # costs no transformers import, and a folder with an .onnx file is not taken for one.
+    piper = get_tool("text-to-speech", "piper")
+    assert piper.library == "piper" and piper.lazy_imports(str(voice)) == ("onnxruntime", "piper")
+    assert get_tool("text-to-speech").lazy_imports(str(voice)) == transformers
+    assert get_tool("text-to-speech").lazy_imports(str(tts)) == transformers
 
     # A loader from outside the package (a test's fake) pays for no transformers import.
     assert _tool(make_loader=lambda path: object()).lazy_imports("m") == ()
@@ -109,7 +112,7 @@ def test_warming_a_piper_voice_imports_piper_and_onnxruntime_not_transformers(tm
         "import sys\n"
         "from graph_agent.common.first_imports import warm_imports\n"
         "from graph_agent.tools.registry import get_tool\n"
-        f"warm_imports(*get_tool('text-to-speech').lazy_imports({str(tmp_path)!r}))\n"
+        f"warm_imports(*get_tool('text-to-speech', 'piper').lazy_imports({str(tmp_path)!r}))\n"
         "print(sorted(m for m in ('piper', 'onnxruntime', 'transformers', 'torch')"
         " if m in sys.modules))\n"
     )

@@ -7,11 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES
 from graph_agent.tools.cancel import check_cancelled
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_audio
-from graph_agent.tools.pipeline_cache import load_pipeline
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
 
@@ -51,8 +49,9 @@ def _mono(audio: Any) -> np.ndarray:
 class PiperSpeech:
     """A Piper ONNX voice behind the same call shape as the ``text-to-audio`` pipeline.
 
-    Piper is the one real offline voice here; wrapping it this way lets the speech tool treat
-    a Piper voice and a transformers TTS model alike.
+    Piper is the one real offline voice here; wrapping it this way lets one speech call serve
+    a Piper voice and a transformers TTS model alike. It is the back end of the cards whose
+    ``library`` is "piper" (the pack's voice card says so): the card decides, not the files.
     """
 
     def __init__(self, model_dir: str) -> None:
@@ -72,24 +71,6 @@ class PiperSpeech:
             return {"audio": np.zeros(0, dtype=np.float32), "sampling_rate": 22_050}
         audio = np.concatenate([c.audio_float_array.reshape(-1) for c in chunks])
         return {"audio": audio, "sampling_rate": chunks[0].sample_rate}
-
-
-def _is_piper_voice(model_dir: str) -> bool:
-    return any(Path(model_dir).glob("*.onnx"))
-
-
-def load_speech_model(model_dir: str) -> Any:
-    """A Piper voice when the directory holds one, otherwise a transformers TTS pipeline."""
-    if _is_piper_voice(model_dir):
-        return PiperSpeech(model_dir)
-    return load_pipeline("text-to-audio", model_dir)
-
-
-def speech_imports(model_dir: str) -> tuple[str, ...]:
-    """What `load_speech_model` imports for ``model_dir`` (see `TaskTool.lazy_imports`):
-    ``piper`` (and its ``onnxruntime``) for a voice, so a Piper voice costs no transformers or
-    torch import; transformers for a pipeline."""
-    return ("onnxruntime", "piper") if _is_piper_voice(model_dir) else (TRANSFORMERS_PIPELINES,)
 
 
 def _speak(pipe: Any, call: ToolCall) -> ToolResult:
@@ -133,8 +114,18 @@ TOOLS: list[TaskTool] = [
         output="audio",
         loader="text-to-audio",
         call=_speak,
-        make_loader=load_speech_model,
-        imports=speech_imports,
         description="Read a text aloud into an audio file.",
+    ),
+    TaskTool(
+        task="text-to-speech",
+        inputs=(("text", "text"),),
+        output="audio",
+        loader="piper",
+        call=_speak,
+        make_loader=PiperSpeech,
+        # A voice costs no transformers or torch import.
+        imports=("onnxruntime", "piper"),
+        library="piper",
+        description="Read a text aloud into an audio file with a Piper voice (ONNX).",
     ),
 ]

@@ -478,6 +478,7 @@ MODELS: dict[str, PackModel] = {
             {
                 "id": "rhasspy/piper-voices/en_US-joe-medium",
                 "task": "text-to-speech",
+                "library": "piper",
                 "languages": ["en"],
                 "description": (
                     "US English male voice for the Piper speech synthesiser (ONNX, 22 kHz). "
