@@ -26,9 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graph_agent.chat import make_chat_model
 from graph_agent.errors import RequestError
 from graph_agent.file_names import file_kind, files_named_in
-from graph_agent.planning.llm import make_chat_model, plan_with_llm_result
+from graph_agent.planning.llm import plan_with_llm_result
 from graph_agent.planning.plan import Plan, PlanError, Subtask, arg_modality, ref_of, validate
 from graph_agent.planning.vocabulary import TASKS, taskbench_name
 from graph_agent.tools.results import MODALITIES

@@ -241,10 +241,11 @@ def llm_predictor(spec: str, max_repairs: int = 2) -> Predictor:
     Plans are checked against the whole task vocabulary (TaskBench asks for tools no local
     model runs); files the request names are inputs of the kind their suffix says.
     """
+    from graph_agent.chat import LLMPlannerError, make_chat_model
     from graph_agent.evals.eval_llm_planner import _validator
     from graph_agent.planning.batch import inputs_named_in
     from graph_agent.planning.formats import to_taskbench
-    from graph_agent.planning.llm import LLMPlannerError, make_chat_model, plan_with_llm_result
+    from graph_agent.planning.llm import plan_with_llm_result
 
     try:
         model = make_chat_model(spec)

@@ -25,9 +25,6 @@ REPORT_JSON, REPORT_MD, REPORT_PNG = "report.json", "report.md", "report.png"
 MAX_MD_TEXT = 2000
 #: Models ruled out by constraints listed per step in the Markdown (report.json has all).
 MAX_RULED_OUT = 10
-#: Characters of each output the LLM answer prompt quotes.
-MAX_PROMPT_TEXT = 4000
-
 
 # --------------------------------------------------------------------------- JSON report
 
@@ -666,43 +663,6 @@ def render_markdown(
 
 
 # --------------------------------------------------------------------------- LLM answer prompt
-
-
-def answer_messages(report: dict[str, Any]) -> list[tuple[str, str]]:
-    """The chat prompt that asks a model to write the final answer from the results alone.
-
-    Results are quoted in full (up to a limit) so the model can quote them exactly; failed
-    steps come with their problems so the answer says what went wrong instead of guessing.
-    """
-    parts = []
-    for s in report.get("steps") or []:
-        head = f"- Step {s['id']} ({s['task']}"
-        head += f", model {s['model']})" if s.get("model") else ")"
-        output = s.get("output")
-        if output:
-            if output.get("modality") in ("image", "audio") and output.get("path"):
-                body = f"made the {output['modality']} file {output['path']}"
-            else:
-                body = json.dumps(
-                    str(output.get("text") or "")[:MAX_PROMPT_TEXT], ensure_ascii=False
-                )
-        elif s["status"] == "skipped":
-            body = "was skipped, because a step it needs failed"
-        else:
-            body = "failed: " + "; ".join(s.get("problems") or ["no output"])
-        parts.append(f"{head}: {body}")
-    system = (
-        "You answer a user's request with the results of the models that ran it. Write a "
-        "short answer for the user in plain sentences, not a list of steps. Quote each result "
-        "you use exactly, in double quotes, and give file paths as they are. If a step failed "
-        "or was skipped, say so plainly. Never invent a result."
-    )
-    human = (
-        f"Request: {report.get('request', '')}\n\nResults:\n"
-        + "\n".join(parts)
-        + "\n\nWrite the answer for the user now."
-    )
-    return [("system", system), ("human", human)]
 
 
 # --------------------------------------------------------------------------- files

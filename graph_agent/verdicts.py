@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from graph_agent.planning.llm import reply_text
+from graph_agent.chat import CRITIC_SYSTEM, critic_question, reply_text
 from graph_agent.tools.spec import TaskTool
 
 #: Below this top score a label is too unsure to pass on as an answer.
@@ -424,26 +424,9 @@ def check_language(text: str, target: str) -> Check:
 
 # --------------------------------------------------------------------------- LLM critic
 
-_LLM_SYSTEM = (
-    "You check the work of one step of a multi-step assistant. Answer 'yes' or 'no' on the "
-    "first line, then give a one-sentence reason."
-)
 #: How much of an input or output the LLM critic is shown (characters).
 LLM_SHOWN_CHARS = 1500
 _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
-
-
-def llm_prompt(request: str, step: dict[str, Any], inputs: dict[str, str], output: str) -> str:
-    """The question the LLM critic answers about one step's text output."""
-    shown = "\n".join(f"- {role}: {value[:LLM_SHOWN_CHARS]}" for role, value in inputs.items())
-    part = step.get("description") or request
-    return (
-        f"The user's request: {request}\n\n"
-        f"This step's task: {step['task']}, for this part of the request: {part}\n"
-        f"The step's inputs:\n{shown or '- (none)'}\n\n"
-        f"The step's output:\n{output[:LLM_SHOWN_CHARS]}\n\n"
-        "Does the output do this step's part of the request? Answer yes or no, then why."
-    )
 
 
 def parse_yes_no(reply: str) -> tuple[bool | None, str]:
@@ -492,8 +475,8 @@ def llm_check(
     name = "llm critic"
     try:
         messages = [
-            SystemMessage(_LLM_SYSTEM),
-            HumanMessage(llm_prompt(request, step, inputs, output)),
+            SystemMessage(CRITIC_SYSTEM),
+            HumanMessage(critic_question(request, step, inputs, output, LLM_SHOWN_CHARS)),
         ]
         reply = reply_text(model.invoke(messages))
     except Exception as exc:  # any provider error: a network failure, a bad key, a timeout

@@ -146,7 +146,7 @@ def test_llm_planner_runs_through_the_runner(no_network, monkeypatch):
         ]
     }
     fake = GenericFakeChatModel(messages=iter([AIMessage(json.dumps(reply))]))
-    monkeypatch.setattr("graph_agent.planning.llm.make_chat_model", lambda spec: fake)
+    monkeypatch.setattr("graph_agent.chat.make_chat_model", lambda spec: fake)
     predict = runner.llm_predictor("fake:model")
     report = runner.run_taskbench(RECORDS[:1], predict)
     assert report["predictions"][0]["task_nodes"] == CHAIN

@@ -21,14 +21,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph_agent import Context, build_graph
+from graph_agent.chat import LLMPlannerError, make_chat_model
 from graph_agent.errors import RequestError
-from graph_agent.planning.llm import (
-    LLMPlannerError,
-    make_chat_model,
-    parse_plan_text,
-    plan_with_llm,
-    plan_with_llm_result,
-)
+from graph_agent.planning.llm import parse_plan_text, plan_with_llm, plan_with_llm_result
 
 TYPES = {"meeting.wav": "audio", "photo.jpg": "image"}
 ASR_THEN_SUMMARY = {

@@ -19,10 +19,10 @@ from typing import Any, Literal
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
+from graph_agent.chat import make_chat_model
 from graph_agent.context import Context
 from graph_agent.events import emit
 from graph_agent.nodes.planner import revise_plan
-from graph_agent.planning.llm import make_chat_model
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of
 from graph_agent.progress import ALL_MODELS, failed_steps
 from graph_agent.records import Attempt, Decision

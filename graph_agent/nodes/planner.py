@@ -31,12 +31,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph_agent.boundary import hide_paths, is_server_run, reader_for, refusal, run_context
+from graph_agent.chat import LLMPlannerError, make_chat_model
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
 from graph_agent.events import emit, plan_event
 from graph_agent.inputs import bind_named_paths, checked_inputs, input_types
 from graph_agent.planning.constraints import stated_constraints
-from graph_agent.planning.llm import LLMPlannerError, make_chat_model, plan_with_llm_result
+from graph_agent.planning.llm import plan_with_llm_result
 from graph_agent.planning.material import describe, parse_request
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import Plan, PlanError, Subtask, validate

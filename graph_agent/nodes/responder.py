@@ -15,10 +15,9 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph_agent.boundary import is_server_run, run_context
+from graph_agent.chat import answer_messages, reply_text
 from graph_agent.context import Context
-from graph_agent.planning.llm import reply_text
 from graph_agent.report import (
-    answer_messages,
     build_report,
     outputs_of,
     render_markdown,
@@ -36,7 +35,7 @@ def answer_model(spec: str) -> BaseChatModel:
 
     A seam on purpose: tests replace this function with one returning a fake chat model.
     """
-    from graph_agent.planning.llm import make_chat_model
+    from graph_agent.chat import make_chat_model
 
     return make_chat_model(spec)
 

@@ -15,24 +15,13 @@ Why it is built this way:
   plan, the offline planner takes over and the returned notes say so, so the report can tell
   a user which planner actually made their plan.
 
-Chat model specs (``Context.planner``; see :func:`make_chat_model`):
-
-- ``hf:<local dir>``: a transformers model directory with a chat template, run on CPU.
-- ``openai-compatible:<model>@<base_url>``: any OpenAI-compatible server (vLLM, Ollama,
-  llama.cpp server, LM Studio), e.g. ``openai-compatible:qwen2.5@http://127.0.0.1:8000/v1``.
-  The key comes from ``GRAPH_AGENT_LLM_API_KEY``, then ``OPENAI_API_KEY``, else
-  ``"not-needed"`` (local servers ignore it).
-- ``openai:<model>``: OpenAI itself (``OPENAI_API_KEY``).
-- any other ``provider:model``: whatever ``init_chat_model`` serves, once that provider's
-  package is installed (``pip install langchain-anthropic`` for ``anthropic:...``).
-
-Every spec but ``hf:`` is built by LangChain's ``init_chat_model``.
+The chat model comes from `graph_agent.chat.make_chat_model` (its spec syntax is there), and
+so do the planner's prompts.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
@@ -45,6 +34,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from graph_agent.chat import PLANNER_SYSTEM, planner_request, repair_message, reply_text
 from graph_agent.errors import RequestError
 from graph_agent.planning.few_shot import EXAMPLES
 from graph_agent.planning.offline import plan_offline
@@ -52,125 +42,6 @@ from graph_agent.planning.plan import Plan, PlanError, Subtask, validate
 from graph_agent.planning.vocabulary import TASKS, canonical
 from graph_agent.tools.registry import REGISTRY
 from graph_agent.tools.results import Modality
-
-#: Seconds an OpenAI-compatible request may take before the planner gives up on it.
-DEFAULT_TIMEOUT = float(os.environ.get("GRAPH_AGENT_LLM_TIMEOUT", "120"))
-#: Enough for a plan of about eight steps in the compact JSON the examples show.
-DEFAULT_MAX_NEW_TOKENS = 384
-
-
-class LLMPlannerError(ValueError):
-    """A chat-model spec is malformed or names a back end that is not installed."""
-
-
-# --------------------------------------------------------------------------- chat models
-
-_MODELS: dict[str, BaseChatModel] = {}
-_MODELS_LOCK = threading.Lock()
-
-
-def make_chat_model(spec: str) -> BaseChatModel:
-    """The chat model a spec names, built once per spec and reused (loading is the slow part).
-
-    See the module docstring for the spec syntax. Raises :class:`LLMPlannerError` with what to
-    fix or install when the spec cannot be served.
-    """
-    spec = spec.strip()
-    provider, sep, rest = spec.partition(":")
-    if not sep or not rest.strip():
-        raise LLMPlannerError(
-            f"Planner spec {spec!r} is not 'offline' or '<provider>:<model>'. Examples: "
-            "'hf:/path/to/model-dir', 'openai:gpt-4o-mini', "
-            "'openai-compatible:<model>@http://127.0.0.1:8000/v1'."
-        )
-    key = f"hf:{Path(rest).expanduser().resolve()}" if provider == "hf" else spec
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = _build_chat_model(provider.strip().lower(), rest.strip())
-        return _MODELS[key]
-
-
-def _build_chat_model(provider: str, rest: str) -> BaseChatModel:
-    if provider == "hf":
-        return _huggingface(rest)
-    if provider in ("openai-compatible", "openai_compatible"):
-        model, at, base_url = rest.rpartition("@")
-        if not at or not model or not base_url.startswith(("http://", "https://")):
-            raise LLMPlannerError(
-                f"'openai-compatible:{rest}' must be 'openai-compatible:<model>@<base_url>', "
-                "e.g. 'openai-compatible:qwen2.5@http://127.0.0.1:8000/v1'."
-            )
-        return _init_chat_model("openai", model, base_url=base_url)
-    if provider == "openai":
-        return _init_chat_model("openai", rest, base_url=None)
-    return _init_chat_model(provider, rest)
-
-
-def _init_chat_model(provider: str, model: str, **kwargs: Any) -> BaseChatModel:
-    """``init_chat_model`` with the planner's settings, and errors that say what to do."""
-    from langchain.chat_models import init_chat_model
-
-    if provider == "openai":
-        api_key = os.environ.get("GRAPH_AGENT_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        if kwargs.get("base_url") is None and not api_key:
-            raise LLMPlannerError(
-                f"Planner 'openai:{model}' needs OPENAI_API_KEY in the environment. For a "
-                "local server use 'openai-compatible:<model>@<base_url>'."
-            )
-        # Local servers ignore the key, but the client refuses to start without one.
-        kwargs.update(api_key=api_key or "not-needed", timeout=DEFAULT_TIMEOUT, max_retries=1)
-    try:
-        return init_chat_model(model, model_provider=provider, temperature=0, **kwargs)
-    except ImportError as exc:
-        raise LLMPlannerError(
-            f"Planner '{provider}:{model}' needs that provider's LangChain package: {exc}. "
-            "The planner also supports 'hf:<dir>' and "
-            "'openai-compatible:<model>@<base_url>' with what is installed."
-        ) from None
-    except Exception as exc:  # each provider raises its own types for bad settings
-        raise LLMPlannerError(f"Cannot make chat model '{provider}:{model}': {exc}") from exc
-
-
-def _huggingface(directory: str) -> BaseChatModel:
-    """A local transformers chat model on CPU: greedy, no remote code, reply text only."""
-    path = Path(directory).expanduser()
-    if not (path / "config.json").is_file():
-        raise LLMPlannerError(
-            f"Planner 'hf:{directory}': {path} is not a transformers model directory "
-            "(no config.json). Give the directory of an installed chat model, e.g. "
-            "~/.cache/graph-agent/models/qwen2.5-coder-1.5b-instruct."
-        )
-    import torch
-    import transformers
-    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
-
-    try:
-        pipe = _load_pipeline(transformers, torch, path)
-    except (OSError, ValueError) as exc:
-        raise LLMPlannerError(f"Planner 'hf:{directory}': cannot load the model: {exc}") from exc
-    # A greedy run must not warn about (or use) the sampling settings in generation_config.
-    generation = pipe.model.generation_config
-    generation.temperature = generation.top_p = generation.top_k = None
-    llm = HuggingFacePipeline(pipeline=pipe, model_id=str(path))
-    # Passing the tokenizer stops ChatHuggingFace from resolving it by name on the Hub.
-    return ChatHuggingFace(llm=llm, tokenizer=pipe.tokenizer, model_id=str(path))
-
-
-def _load_pipeline(transformers: Any, torch: Any, path: Path) -> Any:
-    return transformers.pipeline(
-        "text-generation",
-        model=str(path),
-        device="cpu",
-        # float32, not the checkpoint's bf16: on CPU, bf16 attention over a long prompt's
-        # KV cache decodes about 8x slower per token (measured on Qwen2.5 1.5B here).
-        dtype=torch.float32,
-        trust_remote_code=False,
-        # Pipeline-level defaults: HuggingFacePipeline forwards no generation settings itself.
-        max_new_tokens=DEFAULT_MAX_NEW_TOKENS,
-        do_sample=False,
-        return_full_text=False,
-    )
-
 
 # --------------------------------------------------------------------------- prompt
 
@@ -205,50 +76,16 @@ def _vocabulary_lines() -> str:
     return "\n".join(lines)
 
 
-SYSTEM_PROMPT = """You plan requests for an AI agent that runs Hugging Face models.
-Split the request into steps. Each step runs ONE task from this list (name(role: kind, ...) -> \
-output kind):
-{vocabulary}
-
-Rules:
-- Use only task names from the list, and exactly the roles listed for the task.
-- A role's value is literal text from the request, an input file name, or "<node-j>" for the \
-output of step node-j. The kinds must match: an image role needs an image file or a step \
-that outputs an image.
-- Add a step only for something the request asks for. Do not add steps to present, read \
-aloud, describe, classify or translate results unless the request says so.
-- Use as few steps as the request needs. Steps that do not use each other's output have \
-empty deps.
-- Steps are "node-0", "node-1", ... in order; "deps" lists the steps whose outputs a step uses.
-- If no task fits the request, answer {{"subtasks": []}}.
-Answer with JSON only, no explanation: {{"subtasks": [{{"id": ..., "task": ..., "args": \
-{{...}}, "deps": [...]}}]}}"""
-
-
-def _user_message(request: str, input_types: dict[str, Modality | None]) -> str:
-    files = ", ".join(f"{name} ({kind or 'unknown'})" for name, kind in input_types.items())
-    return f"Request: {request.strip()}\nInputs: {files or 'none'}"
-
-
 def build_messages(request: str, input_types: dict[str, Modality | None]) -> list[BaseMessage]:
     """System prompt with the vocabulary, the few-shot pairs, then the request."""
     messages: list[BaseMessage] = [
-        SystemMessage(SYSTEM_PROMPT.format(vocabulary=_vocabulary_lines()))
+        SystemMessage(PLANNER_SYSTEM.format(vocabulary=_vocabulary_lines()))
     ]
     for example, inputs, plan in EXAMPLES:
-        messages.append(HumanMessage(_user_message(example, dict(inputs))))  # type: ignore[arg-type]
+        messages.append(HumanMessage(planner_request(example, dict(inputs))))  # type: ignore[arg-type]
         messages.append(AIMessage(json.dumps(plan, separators=(",", ":"))))
-    messages.append(HumanMessage(_user_message(request, input_types)))
+    messages.append(HumanMessage(planner_request(request, input_types)))
     return messages
-
-
-def repair_message(problems: list[str]) -> HumanMessage:
-    """What the model is told when its plan failed: every problem, then the same format."""
-    listed = "\n".join(f"- {p}" for p in problems)
-    return HumanMessage(
-        f"That plan is not valid:\n{listed}\n"
-        'Fix these problems and answer with the corrected JSON only: {"subtasks": [...]}.'
-    )
 
 
 # --------------------------------------------------------------------------- parsing
@@ -466,16 +303,6 @@ def _invoke(model: Any, messages: list[BaseMessage], prefix_len: int) -> Any:
             cached = _PREFIX_CACHE[id(model)] = (prefix, kv)
         kv = copy.deepcopy(cached[1])
     return model.invoke(messages, pipeline_kwargs={"past_key_values": kv})
-
-
-def reply_text(message: Any) -> str:
-    """The text of a chat model's reply (LangChain joins content blocks), or of a plain value.
-
-    The planner, the LLM critic and the LLM-written answer all read replies through this.
-    """
-    if isinstance(message, BaseMessage):
-        return message.text
-    return "" if message is None else str(message)
 
 
 def plan_with_llm_result(
