@@ -39,7 +39,7 @@ def speak(text: str, out: Path, models_dir: Path | None = None) -> Path:
 
     voice = (models_dir or default_models_dir()) / VOICE
     store = ArtifactStore(out.parent / ".tts")
-    result = get_tool("text-to-speech").run(
+    result = get_tool("text-to-speech", "piper").run(
         str(voice), ToolCall(args={"text": text}, artifacts=store)
     )
     shutil.move(result.path, out)

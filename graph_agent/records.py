@@ -68,6 +68,27 @@ class Attempt(TypedDict, total=False):
     endpoint: str | None
 
 
+class Verdict(TypedDict, total=False):
+    """The critic's verdict on one attempt of a step: every check, and what came of it.
+
+    The state keeps them per step (``State.verdicts``), so the report reads a step's
+    attempts directly; the run's ``decisions`` log holds the same records in order.
+    """
+
+    node: Literal["critic"]
+    #: "accepted", "retry with next candidate" or "failed (...)".
+    decision: str
+    subtask: str
+    task: str
+    model: str | None
+    attempt: int
+    seconds: float | None
+    checks: list[Check]
+    problems: list[str]
+    #: Which plan of the run the attempt belongs to (after a re-plan; absent for the first).
+    replan: int
+
+
 class Decision(TypedDict, total=False):
     """One decision the planner, selector or critic made, in the order made."""
 

@@ -160,6 +160,18 @@ def _replanning(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _verdicts(state: State, step_id: str) -> list[dict[str, Any]]:
+    """The critic's verdicts on ``step_id``'s attempts, from the state's typed per-step
+    records; a checkpoint written before they were kept has them only in its decisions log."""
+    if "verdicts" in state:
+        return list((state.get("verdicts") or {}).get(step_id) or [])
+    return [
+        d
+        for d in state.get("decisions") or []
+        if d.get("node") == "critic" and d.get("subtask") == step_id
+    ]
+
+
 def _step_entry(
     step: dict[str, Any],
     state: State,
@@ -170,11 +182,7 @@ def _step_entry(
     results = state.get("results") or {}
     result = results.get(step["id"])
     selection = (state.get("selections") or {}).get(step["id"]) or {}
-    verdicts = [
-        d
-        for d in state.get("decisions") or []
-        if d.get("node") == "critic" and d.get("subtask") == step["id"]
-    ]
+    verdicts = _verdicts(state, step["id"])
     candidates = selection.get("candidates") or []
     entry: dict[str, Any] = {
         "id": step["id"],

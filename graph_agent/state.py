@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
-from graph_agent.records import Attempt, Decision, Selection
+from graph_agent.records import Attempt, Decision, Selection, Verdict
 
 #: Returned by the planner at the start of a run so a reused thread starts clean: the
 #: reducers below drop everything the previous run on the thread accumulated.
@@ -37,6 +37,17 @@ def append(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
     if right and right[0] == RESET:
         return right[1:]
     return [*(left or []), *right]
+
+
+def extend(
+    left: dict[str, list[Any]] | None, right: dict[str, list[Any]] | None
+) -> dict[str, list[Any]]:
+    """Per-subtask lists: each key's new records are appended; ``{RESET: True}`` starts over."""
+    right = dict(right or {})
+    out = {} if right.pop(RESET, False) else {k: list(v) for k, v in (left or {}).items()}
+    for key, records in right.items():
+        out[key] = [*out.get(key, []), *records]
+    return out
 
 
 def text(_left: str | None, right: str | None) -> str:
@@ -96,6 +107,8 @@ class State(InputState, total=False):
     results: Annotated[dict[str, Attempt], merge]
     #: Subtask id -> how many attempts the critic has rejected.
     rejections: Annotated[dict[str, int], merge]
+    #: Subtask id -> the critic's verdict on each of its attempts, in order (across re-plans).
+    verdicts: Annotated[dict[str, list[Verdict]], extend]
     #: Every decision the planner, selector and critic made, in order.
     decisions: Annotated[list[Decision], append]
     #: Task -> models that failed it in this run, so a re-plan does not pick them again;

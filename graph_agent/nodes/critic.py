@@ -25,7 +25,7 @@ from graph_agent.events import emit
 from graph_agent.nodes.planner import revise_plan
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of
 from graph_agent.progress import ALL_MODELS, failed_steps
-from graph_agent.records import Attempt, Decision
+from graph_agent.records import Attempt, Decision, Verdict
 from graph_agent.tools.registry import REGISTRY
 from graph_agent.tools.spec import TaskTool
 from graph_agent.verdicts import NOT_JUDGED, REJECTED, Check, checks, llm_check
@@ -83,7 +83,7 @@ class Judgement(TypedDict):
 
     #: "accepted", "retry" (run the next candidate) or "failed" (the step gives up).
     outcome: Literal["accepted", "retry", "failed"]
-    decision: Decision
+    decision: Verdict
     #: The attempt as the step's result (accepted, or failed with its problems); None on retry.
     result: Attempt | None
     #: Models that failed the task for good (``ALL_MODELS`` once none is left), so a re-plan
@@ -115,7 +115,7 @@ def judge(
             llm = _llm_verdict(ctx, state, step, tool, attempt)
             found += [llm] if llm is not None else []
     problems = [c.reason for c in found if c.rejected]
-    verdict: Decision = {
+    verdict: Verdict = {
         "node": "critic",
         "subtask": step["id"],
         "task": step["task"],
@@ -127,7 +127,7 @@ def judge(
     if replans:
         verdict["replan"] = replans  # which plan of the run this attempt belongs to
     if not problems:
-        decision: Decision = {**verdict, "decision": "accepted"}
+        decision: Verdict = {**verdict, "decision": "accepted"}
         return {"outcome": "accepted", "decision": decision, "result": attempt, "avoid": []}
     tried = attempt["attempt"]
     if tried <= ctx.max_retries and tried < len(candidates):

@@ -47,7 +47,7 @@ from graph_agent.tools.registry import REGISTRY
 from graph_agent.turns import carried_inputs
 
 #: Keys one run accumulates; a new request on a reused thread must not inherit them.
-_PER_RUN = ("selections", "results", "rejections", "avoid")
+_PER_RUN = ("selections", "results", "rejections", "avoid", "verdicts")
 #: Keys a re-plan starts again (``results`` keeps what the revised plan can reuse).
 _PER_PLAN = ("selections", "rejections")
 

@@ -34,7 +34,7 @@ from graph_agent.nodes.critic import Judgement, finish, judge
 from graph_agent.nodes.executor import run_attempt, step_view
 from graph_agent.planning.plan import refs_in
 from graph_agent.progress import ready_steps
-from graph_agent.records import Attempt, Decision
+from graph_agent.records import Attempt, Decision, Verdict
 from graph_agent.state import State
 
 
@@ -81,6 +81,7 @@ class _Run:
         self.new_rejections: dict[str, int] = {}
         self.new_avoid: dict[str, list[str]] = {}
         self.decisions: list[Decision] = []
+        self.verdicts: dict[str, list[Verdict]] = {}
         self.running: dict[Future, str] = {}
 
     def now(self) -> dict[str, Any]:
@@ -96,6 +97,7 @@ class _Run:
         if sid in self.results or outcome["attempt"].get("attempt") != expected:
             return
         self.decisions.append(verdict["decision"])
+        self.verdicts.setdefault(sid, []).append(verdict["decision"])
         if verdict["outcome"] == "retry":
             self.rejections[sid] = self.new_rejections[sid] = expected
             return
@@ -110,6 +112,7 @@ class _Run:
         update: dict[str, Any] = {
             "results": self.new_results,
             "rejections": self.new_rejections,
+            "verdicts": self.verdicts,
             "decisions": self.decisions,
         }
         if self.new_avoid:
