@@ -68,15 +68,9 @@ class Attempt(TypedDict, total=False):
     endpoint: str | None
 
 
-class Verdict(TypedDict, total=False):
-    """The critic's verdict on one attempt of a step: every check, and what came of it.
+class _AttemptFacts(TypedDict, total=False):
+    """What a verdict says about the attempt it judged (shared by `Verdict` and `Decision`)."""
 
-    The state keeps them per step (``State.verdicts``), so the report reads a step's
-    attempts directly; the run's ``decisions`` log holds the same records in order.
-    """
-
-    node: Literal["critic"]
-    #: "accepted", "retry with next candidate" or "failed (...)".
     decision: str
     subtask: str
     task: str
@@ -89,21 +83,22 @@ class Verdict(TypedDict, total=False):
     replan: int
 
 
-class Decision(TypedDict, total=False):
+class Verdict(_AttemptFacts, total=False):
+    """The critic's verdict on one attempt of a step: every check, and what came of it
+    (``decision``: "accepted", "retry with next candidate" or "failed (...)").
+
+    The state keeps them per step (``State.verdicts``), so the report reads a step's
+    attempts directly; the run's ``decisions`` log holds the same records in order.
+    """
+
+    node: Literal["critic"]
+
+
+class Decision(_AttemptFacts, total=False):
     """One decision the planner, selector or critic made, in the order made."""
 
     node: Literal["planner", "selector", "critic", "approval"]
-    decision: str
-    subtask: str
-    task: str
-    model: str | None
-    attempt: int
-    seconds: float | None
-    checks: list[Check]
-    problems: list[str]
     reason: str
-    #: Which plan of the run an attempt belongs to (after a re-plan).
-    replan: int
     # A re-plan's record: the steps that failed, the budget, what changes and what is kept.
     failed: list[str]
     replans: int
