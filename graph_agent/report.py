@@ -494,7 +494,7 @@ def _step_section(s: dict[str, Any], base_dir: str | Path | None) -> list[str]:
         lines += ["**Candidates considered:** none were allowed.", ""]
     ruled_out = s.get("ruled_out") or {}
     if ruled_out:
-        lines.append(f"**Ruled out by constraints** ({len(ruled_out)}):")
+        lines.append(f"**Ruled out** by the constraints or their own cards ({len(ruled_out)}):")
         for model, why in list(ruled_out.items())[:MAX_RULED_OUT]:
             lines.append(f"- `{model}`: {_cell('; '.join(why) if isinstance(why, list) else why)}")
         if len(ruled_out) > MAX_RULED_OUT:

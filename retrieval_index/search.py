@@ -331,6 +331,7 @@ def select(
     constraints = constraints or Constraints()
     rejected: dict[str, list[str]] = {}
     allowed: dict[str, ModelCard] = {}
+    not_for: set[str] = set()  # ruled out by their own cards, not by the user's constraints
 
     def keep(card_id: str) -> bool:
         card = index.catalog.get(card_id)
@@ -340,6 +341,7 @@ def select(
         why_not = constraints.violations(card, runs_remotely=remote)
         if not why_not and (scope := out_of_scope(card, vector, index.embed_queries)):
             why_not = [scope]
+            not_for.add(card_id)
         if why_not:
             rejected[card_id] = why_not
             return False
@@ -370,21 +372,34 @@ def select(
         )
     ranked.sort(key=lambda kc: kc[0])
     candidates = [c for _, c in ranked]
-    return Selection(task, candidates, _reason(task, candidates, rejected, constraints), rejected)
+    reason = _reason(task, candidates, rejected, constraints, not_for)
+    return Selection(task, candidates, reason, rejected)
+
+
+def _add_a_model(task: str) -> str:
+    return (
+        f"To add one: put its folder, with a graph-agent-card.json naming the task {task}, in "
+        "the models directory; import cards with `graph-agent index build`; or serve it "
+        "remotely (GRAPH_AGENT_INFERENCE_ENDPOINT or GRAPH_AGENT_INFERENCE_PROVIDER)."
+    )
 
 
 def _reason(
-    task: str, ranked: list[Candidate], rejected: dict[str, list[str]], constraints: Constraints
+    task: str,
+    ranked: list[Candidate],
+    rejected: dict[str, list[str]],
+    constraints: Constraints,
+    not_for: frozenset[str] | set[str] = frozenset(),
 ) -> str:
     if not ranked:
         if not rejected:
-            return (
-                f"No model in the catalog can do {task}. To add one: put its folder, with a "
-                f"graph-agent-card.json naming the task, in the models directory; import cards "
-                f"with `graph-agent index build`; or serve it remotely "
-                f"(GRAPH_AGENT_INFERENCE_ENDPOINT or GRAPH_AGENT_INFERENCE_PROVIDER)."
-            )
+            return f"No model in the catalog can do {task}. {_add_a_model(task)}"
         detail = "; ".join(f"{i}: {', '.join(r)}" for i, r in rejected.items())
+        if set(rejected) <= not_for:  # a missing capability, not the user's constraints
+            return (
+                f"No model here can do this {task}: the {task} model(s) here are for other "
+                f"things ({detail}). {_add_a_model(task)}"
+            )
         return f"No model for {task} satisfies the constraints ({detail})."
     top = ranked[0]
     basis = (

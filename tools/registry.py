@@ -7,15 +7,28 @@ or a back end from user code.
 
 from __future__ import annotations
 
-from graph_agent.tools import audio, embedding, ocr, spacy_ner, text, vision
+from graph_agent.tools import (
+    audio,
+    embedding,
+    mediapipe_vision,
+    ocr,
+    spacy_ner,
+    text,
+    vision,
+    yamnet,
+)
 from graph_agent.tools.spec import TaskTool, ToolCall
 from graph_agent.tools.tasks import TASKS, TaskSpec, register_task
 
-_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr)
+_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr, mediapipe_vision, yamnet)
 _BUILT_IN = [tool for family in _FAMILIES for tool in family.TOOLS]
 
 #: Each task's default back end: it runs the cards that name no library with a back end.
+#: A task whose only back ends name a library (a person mask: MediaPipe's) gets the first
+#: of them, as `register_tool` does, so the planner, critic and report know the task.
 REGISTRY: dict[str, TaskTool] = {tool.task: tool for tool in _BUILT_IN if not tool.library}
+for _tool in _BUILT_IN:
+    REGISTRY.setdefault(_tool.task, _tool)
 
 
 #: Back ends for a task beside its default, by the library a model card names: a card whose

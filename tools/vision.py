@@ -35,7 +35,7 @@ def _classify(pipe: Any, call: ToolCall) -> ToolResult:
     return labels_result("labels", pipe(load_image(call.args["image"]), top_k=5))
 
 
-def _threshold(call: ToolCall) -> float:
+def detection_threshold(call: ToolCall) -> float:
     """The score cut-off for detections; plans pass it as text, so parse and range-check it."""
     raw = call.args.get("threshold", _DEFAULT_THRESHOLD)
     try:
@@ -53,7 +53,7 @@ def _span(low: Any, high: Any, limit: int) -> tuple[int, int]:
     return min(a, b), max(a, b)
 
 
-def _detection(d: dict[str, Any], width: int, height: int) -> dict[str, Any]:
+def detection(d: dict[str, Any], width: int, height: int) -> dict[str, Any]:
     """One detection as plain numbers, its box clipped to the image so it can be drawn."""
     box = d["box"]
     xmin, xmax = _span(box["xmin"], box["xmax"], width)
@@ -78,15 +78,12 @@ def _draw_boxes(image: Any, data: list[dict[str, Any]]) -> Any:
     return boxed
 
 
-def _detect(pipe: Any, call: ToolCall) -> ToolResult:
-    image = load_image(call.args["image"])
-    found = pipe(image, threshold=_threshold(call))
-    data = [_detection(d, image.width, image.height) for d in found]
-    data.sort(key=lambda d: -d["score"])
-    counts: dict[str, int] = {}
-    for d in data:
-        counts[d["label"]] = counts.get(d["label"], 0) + 1
-    text = ", ".join(f"{n} {label}" for label, n in counts.items()) or "no objects found"
+def detections_result(
+    call: ToolCall, image: Any, data: list[dict[str, Any]], text: str, **extra: Any
+) -> ToolResult:
+    """Detections (``detection``'s shape, best first) as a result, boxed on a copy of the
+    picture saved as an artifact: one builder for every detection back end, so the report
+    and the critic read them alike."""
     boxed = call.artifacts.save_image(_draw_boxes(image, data), f"{call.subtask_id}-boxes")
     return ToolResult(
         kind="detections",
@@ -94,8 +91,20 @@ def _detect(pipe: Any, call: ToolCall) -> ToolResult:
         text=text,
         data=data,
         confidence=min((d["score"] for d in data), default=None),
-        extra={"annotated_image": boxed},
+        extra={"annotated_image": boxed, **extra},
     )
+
+
+def _detect(pipe: Any, call: ToolCall) -> ToolResult:
+    image = load_image(call.args["image"])
+    found = pipe(image, threshold=detection_threshold(call))
+    data = [detection(d, image.width, image.height) for d in found]
+    data.sort(key=lambda d: -d["score"])
+    counts: dict[str, int] = {}
+    for d in data:
+        counts[d["label"]] = counts.get(d["label"], 0) + 1
+    text = ", ".join(f"{n} {label}" for label, n in counts.items()) or "no objects found"
+    return detections_result(call, image, data, text)
 
 
 def _depth(pipe: Any, call: ToolCall) -> ToolResult:

