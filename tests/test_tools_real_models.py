@@ -16,8 +16,8 @@ PASSAGE = (
 )
 
 
-def _run(task: str, model_dir, tmp_path, **args):
-    return get_tool(task).run(
+def _run(task: str, model_dir, tmp_path, library: str | None = None, **args):
+    return get_tool(task, library).run(
         str(model_dir), ToolCall(args=args, artifacts=ArtifactStore(tmp_path))
     )
 
@@ -101,6 +101,7 @@ def test_piper_text_to_speech_writes_a_wav_under_the_artifact_dir(pack_model_dir
         "text-to-speech",
         pack_model_dir("piper-en-us-joe-medium"),
         tmp_path,
+        library="piper",  # the voice's card names the back end
         text="Testing one two three.",
     )
     assert out.modality == "audio" and out.path.startswith(str(tmp_path.resolve()))
