@@ -117,7 +117,8 @@ def _card(model: PackModel, out: Path, facts: dict[str, Any], size: int) -> dict
 def _write_card_and_marker(model: PackModel, out: Path, facts: dict[str, Any]) -> None:
     files = {str(p.relative_to(out)): sha256_file(p) for p in sorted(out.rglob("*")) if p.is_file()}
     size = sum((out / rel).stat().st_size for rel in files)
-    (out / CARD_FILE).write_text(json.dumps(_card(model, out, facts, size), indent=2))
+    if model.card:  # a helper file (no card) stays out of the selector's index
+        (out / CARD_FILE).write_text(json.dumps(_card(model, out, facts, size), indent=2))
     marker = {
         "fingerprint": model.fingerprint(),
         "files": files,
@@ -130,6 +131,8 @@ def _write_card_and_marker(model: PackModel, out: Path, facts: dict[str, Any]) -
 
 def _refresh_card(model: PackModel, target: Path) -> bool:
     """Rewrite an installed model's card when only our card text changed; no re-download."""
+    if not model.card:
+        return False
     marker = json.loads((target / MARKER).read_text())
     card = _card(model, target, marker.get("facts", {}), marker.get("size", 0))
     path = target / CARD_FILE

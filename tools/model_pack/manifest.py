@@ -52,6 +52,8 @@ class PackModel:
     wheels: tuple[Wheel, ...]
     files: tuple[Assembled, ...]
     converter: Converter
+    #: The card the selector searches; empty for a helper file a back end uses itself (the
+    #: speech detector), which gets no card and so is never offered for a step.
     card: dict[str, Any] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
@@ -315,6 +317,15 @@ _RAPIDOCR = Wheel(
 OCR_DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
 OCR_RECOGNISER = "ch_PP-OCRv4_rec_infer.onnx"
 OCR_DIRECTION = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+#: Silero VAD (MIT): the speech detector that cuts long recordings at their pauses before
+#: Whisper transcribes them (tools/vad.py). Only the ONNX file is taken; the package's own
+#: code (torch) is never installed or imported.
+_SILERO_VAD = Wheel(
+    "silero-vad",
+    "6.2.3",
+    "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
+)
 
 _CHAT_TASKS = [
     "text-generation",
@@ -625,6 +636,21 @@ MODELS: dict[str, PackModel] = {
                 ],
             },
         ),
+        # A helper, not a model a request asks for: the speech-recognition back end runs it
+        # on recordings longer than Whisper's 30 s window. No card, so the selector never
+        # offers it; the folder name is what the back end looks for (tools/vad.py).
+        PackModel(
+            "silero-vad",
+            (_SILERO_VAD,),
+            (
+                _one(
+                    _SILERO_VAD,
+                    "data/silero_vad.onnx",
+                    "1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3",
+                ),
+            ),
+            "copy",
+        ),
     )
 }
 
@@ -638,6 +664,7 @@ PACKS: dict[str, tuple[str, ...]] = {
         "piper-en-us-joe-medium",
         "spacy-en-core-web-sm",
         "pp-ocrv4-rapidocr",
+        "silero-vad",
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
