@@ -272,3 +272,20 @@ def test_a_step_timeout_stops_a_long_transcription(long_recording, pack_model_di
     print(f"stopped after {stopped:.1f} s, {reports[-1] if reports else 0} pieces done")
     assert stopped < 8.0 + STOP_GRACE_S
     assert not reports or reports[-1] < 5  # far from the end: it was stopped, not finished
+
+
+def test_without_the_detector_the_cuts_go_at_quiet_moments(pack_model_dir, tmp_path):
+    """A Whisper folder with no detector beside it (linked into an empty models folder):
+    the recording is still cut, at its quietest moments, and the result says how."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / WHISPER).symlink_to(pack_model_dir(WHISPER))
+    wav = _speak_with_pauses(
+        SENTENCES[:8], tmp_path / "eight.wav", pack_model_dir("piper-en-us-joe-medium")
+    )
+    call = ToolCall(args={"audio": str(wav)}, artifacts=ArtifactStore(tmp_path))
+    out = get_tool("automatic-speech-recognition").run(str(models / WHISPER), call)
+    assert out.extra["cut_by"].startswith("loudness")
+    assert len(out.extra["pieces"]) >= 2
+    assert all(end - start <= vad.MAX_CHUNK_S for start, end in out.extra["pieces"])
+    assert _in_order_recall(_words(" ".join(SENTENCES[:8])), _words(out.text)) >= 0.8
