@@ -34,6 +34,11 @@ EVENT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "plan_approval": ("decision",),
     # A subtask starts an attempt with a model (``attempt`` counts from 1).
     "subtask_started": ("id", "task", "model", "attempt"),
+    # A long attempt's progress, as the tool works through its pieces: ``done`` of ``total``
+    # (a long recording's speech pieces: one event when they are found, with done 0, then
+    # one per piece transcribed). Extra fields say what the pieces are ("what") and where
+    # the tool is ("up_to_s": seconds of the recording transcribed so far).
+    "subtask_progress": ("id", "done", "total"),
     # The attempt ended: ``status`` is "ok" or "error" (the critic has not judged it yet).
     "subtask_finished": ("id", "status", "seconds"),
     # The critic's verdict on an attempt: "accepted", "retry with next candidate", "failed ...".
@@ -94,6 +99,24 @@ def emit_started(step: Mapping[str, Any], attempt: Mapping[str, Any]) -> None:
         model=attempt.get("model"),
         attempt=attempt.get("attempt"),
     )
+
+
+def progress_reporter(step: Mapping[str, Any], attempt: Mapping[str, Any]) -> Any:
+    """The ``progress`` callback a tool call gets (`ToolCall.report`): each report becomes a
+    ``subtask_progress`` event for ``step``'s current attempt."""
+
+    def report(done: int, total: int, **detail: Any) -> None:
+        emit(
+            "subtask_progress",
+            id=step.get("id"),
+            done=done,
+            total=total,
+            model=attempt.get("model"),
+            attempt=attempt.get("attempt"),
+            **detail,
+        )
+
+    return report
 
 
 #: An error longer than this is cut in ``subtask_finished``: the report keeps the full text.

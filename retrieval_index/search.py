@@ -8,11 +8,19 @@ Ranking (documented here because users read the reasons it produces):
   closer to than to any of its ``uses`` (`out_of_scope`): an OCR model reads "what does the
   sign say" but is no caption model for "describe this photo". When nothing is left the
   result is empty and says why: there is no silent fallback to a forbidden model.
+* A step that names the language it writes in (a translation's ``target_language``) rules
+  out a card *dedicated* to the step's task (the card's own task is the step's) whose
+  languages lack it: an English-Spanish translator is no candidate for "into German". A
+  general model that lists the task among many (a chat model translating) is not ruled out
+  by its language list, which names only the languages it is best at.
 * ``best_on="DATASET:METRIC"`` orders by that benchmark, respecting its direction (lower WER
   is better). Cards that report it come first; the rest follow in the default order.
 * ``prefer_smallest`` orders by parameter count (or size on disk when the count is unknown),
   smallest first; relevance breaks ties.
-* Otherwise ``score = relevance + popularity + languages`` where ``relevance`` is the cosine
+* Otherwise a dedicated card that covers the step's language ranks before the general
+  models ("specialist first": a translator built for English-Spanish beats a chat model
+  asked to translate, whatever their sizes), and within each group ``score = relevance +
+  popularity + languages`` where ``relevance`` is the cosine
   similarity of the request to the card text and ``popularity = 0.1 * log10(1 + likes)``.
   For a card with no likes recorded (our own pack), a size prior
   ``0.2 * log10(parameters / 1M)`` stands in: among models tagged for the same task, the
@@ -171,6 +179,22 @@ class Constraints(BaseModel):
         return None
 
 
+def dedicated(card: ModelCard, task: str) -> bool:
+    """Whether ``card`` is built for ``task`` (its own pipeline tag), not a general model
+    that can also be asked to do it."""
+    return card.task == task
+
+
+def language_mismatch(card: ModelCard, task: str, language: str | None) -> str:
+    """Why a card dedicated to ``task`` cannot write ``language`` (an ISO code; '' when it
+    can, when its languages are not listed, or when the step names none)."""
+    if not language or not card.languages or not dedicated(card, task):
+        return ""
+    if language in card.languages or "multilingual" in card.languages:
+        return ""
+    return f"it works in {', '.join(card.languages)} only, and the step wants {language}"
+
+
 @functools.lru_cache(maxsize=512)
 def _card_vectors(embed: Callable[[list[str]], np.ndarray], texts: tuple[str, ...]) -> np.ndarray:
     """A card's use phrases, embedded once per encoder: they do not change between steps, and
@@ -275,9 +299,14 @@ def _default_score(
 
 
 def _rank_key(
-    card: ModelCard, relevance: float, c: Constraints, languages: list[str]
+    card: ModelCard,
+    relevance: float,
+    c: Constraints,
+    languages: list[str],
+    specialist: bool = False,
 ) -> tuple[tuple, str]:
-    """Sort key (smaller first) and the words that explain it."""
+    """Sort key (smaller first) and the words that explain it. ``specialist``: a card
+    dedicated to the step's task that covers the step's language (see `select`)."""
     score, why = _default_score(card, relevance, languages)
     if c.best_on:
         b = c.benchmark(card)
@@ -294,7 +323,9 @@ def _rank_key(
         else:
             shown = "size unknown (ranked after every model whose size is known)"
         return (0, size, -relevance), f"{shown}, relevance {relevance:.2f}"
-    return (0, -score), why
+    if specialist:
+        return (0, 0, -score), f"dedicated to the task in the step's language; {why}"
+    return (0, 1, -score), why
 
 
 #: How many allowed candidates a selection ranks. Relevance picks them from the task's
@@ -316,6 +347,7 @@ def select(
     limit: int = MAX_CANDIDATES,
     runs_remotely: Callable[[ModelCard], bool] | None = None,
     vector: np.ndarray | None = None,
+    language: str | None = None,
 ) -> Selection:
     """Rank the models that can run ``task`` for ``query`` under ``constraints``.
 
@@ -326,7 +358,9 @@ def select(
     ``runs_remotely(card)`` says whether a remote endpoint can run the card for this task
     (hybrid mode); such cards pass the "runnable here" constraint without local weights.
     ``vector`` is ``query`` already embedded (`CardIndex.embed_queries`, a batch for all of
-    a plan's steps); the text is still read for the languages it names.
+    a plan's steps); the text is still read for the languages it names. ``language`` is
+    the ISO code of the language the step writes in (a translation's target): a card
+    dedicated to ``task`` that lacks it is ruled out, and one that has it ranks first.
     """
     constraints = constraints or Constraints()
     rejected: dict[str, list[str]] = {}
@@ -339,6 +373,8 @@ def select(
             return False
         remote = runs_remotely is not None and runs_remotely(card)
         why_not = constraints.violations(card, runs_remotely=remote)
+        if not why_not and (mismatch := language_mismatch(card, task, language)):
+            why_not = [mismatch]
         if not why_not and (scope := out_of_scope(card, vector, index.embed_queries)):
             why_not = [scope]
             not_for.add(card_id)
@@ -354,7 +390,8 @@ def select(
         vector = index.embed_queries([query])
     for card_id, relevance in index.search_vector(task, vector, k=limit, keep=keep):
         card = allowed[card_id]
-        key, why = _rank_key(card, relevance, constraints, languages)
+        specialist = bool(language) and dedicated(card, task) and bool(card.languages)
+        key, why = _rank_key(card, relevance, constraints, languages, specialist)
         why += f", licence {card.license or 'unknown'}"
         score = _default_score(card, relevance, languages)[0]
         ranked.append(

@@ -77,6 +77,9 @@ def fake_pack(tmp_path, monkeypatch):
 def test_every_pack_model_pins_all_of_its_files():
     for name in PACKS["large"]:
         model = MODELS[name]
+        if model.converter == "program":  # a system program's card: nothing is downloaded
+            assert not model.files and not model.wheels and model.card.get("program"), name
+            continue
         assert model.files and all(len(f.sha256) == 64 for f in model.files), name
         assert all(len(w.sha256) == 64 for w in model.wheels), name
 

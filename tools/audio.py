@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES
+from graph_agent.tools import vad
 from graph_agent.tools.cancel import check_cancelled
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_audio
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
+
+log = logging.getLogger(__name__)
 
 _WHISPER_RATE = 16_000
 
@@ -21,16 +26,70 @@ def _transcribe(pipe: Any, call: ToolCall) -> ToolResult:
     audio = load_audio(call.args["audio"], sampling_rate=rate)
     if audio.size == 0:
         raise ToolError(f"{call.args['audio']} holds no audio samples.")
-    kwargs: dict[str, Any] = {}
-    if audio.size > 30 * rate:  # Whisper sees 30 s windows; longer audio goes in chunks
-        kwargs["chunk_length_s"] = 30
-    out = pipe({"raw": audio, "sampling_rate": rate}, **kwargs)
-    text = str(out["text"]).strip()
+    seconds = round(audio.size / rate, 2)
+    if audio.size <= _WINDOW_S * rate:  # one Whisper window: one call
+        text = str(pipe({"raw": audio, "sampling_rate": rate})["text"]).strip()
+        return ToolResult(kind="transcript", modality="text", text=text, extra={"seconds": seconds})
+    return _transcribe_long(pipe, call, audio, rate)
+
+
+#: Whisper's window: a recording longer than this is cut into pieces (`_transcribe_long`).
+_WINDOW_S = 30
+
+
+def _beside_model(pipe: Any) -> Path | None:
+    """The folder holding the pipeline's model folder: the pack's models folder when the
+    model came from the pack (where the speech detector is installed beside it)."""
+    name = getattr(getattr(pipe, "model", None), "name_or_path", None)
+    return Path(name).parent if name and Path(name).is_dir() else None
+
+
+def _transcribe_long(pipe: Any, call: ToolCall, audio: np.ndarray, rate: int) -> ToolResult:
+    """A recording longer than Whisper's window, cut at its pauses (`graph_agent.tools.vad`)
+    and transcribed piece by piece in order.
+
+    Each piece is one Whisper call of at most 28 s, so no call runs long; between pieces the
+    call reports progress and checks for cancellation, so a step past its timeout stops at
+    the next piece (or, inside one, at the next decoder step). Without the pack's speech
+    detector the cuts go at the quietest moments instead, and the result says so.
+    """
+    if rate != vad.RATE:
+        raise ToolError(f"The speech detector needs 16 kHz audio; this model wants {rate} Hz.")
+    detector = vad.find_detector(call.models_dir, _beside_model(pipe))
+    if detector is not None:
+        scores, cut_by = vad.speech_probabilities(audio, detector), "silero-vad"
+    else:
+        log.warning(
+            "No speech detector (%s/%s) in the models folder; cutting %s at its quiet moments. "
+            "Install it with `graph-agent models install`.",
+            vad.VAD_DIR,
+            vad.VAD_FILE,
+            call.args["audio"],
+        )
+        scores, cut_by = vad.loudness_scores(audio), "loudness (no speech detector installed)"
+    chunks = vad.plan_chunks(scores, audio.size)
+    seconds = round(audio.size / rate, 2)
+    if not chunks:
+        raise ToolError(
+            f"No speech was found in {Path(str(call.args['audio'])).name} ({seconds:g} s). "
+            "Check that it is the right recording and that it is not silent."
+        )
+    call.report(0, len(chunks), what="speech pieces found", seconds=seconds)
+    texts = []
+    for i, chunk in enumerate(chunks, start=1):
+        check_cancelled()
+        piece = audio[chunk.start : chunk.end]
+        texts.append(str(pipe({"raw": piece, "sampling_rate": rate})["text"]).strip())
+        call.report(i, len(chunks), what="pieces transcribed", up_to_s=chunk.seconds()[1])
     return ToolResult(
         kind="transcript",
         modality="text",
-        text=text,
-        extra={"seconds": round(audio.size / rate, 2)},
+        text=" ".join(t for t in texts if t),
+        extra={
+            "seconds": seconds,
+            "cut_by": cut_by,
+            "pieces": [list(chunk.seconds()) for chunk in chunks],
+        },
     )
 
 
@@ -107,6 +166,8 @@ TOOLS: list[TaskTool] = [
         loader="automatic-speech-recognition",
         call=_transcribe,
         description="Transcribe speech in an audio file to text.",
+        # onnxruntime runs the speech detector that cuts a long recording at its pauses.
+        imports=(TRANSFORMERS_PIPELINES, "onnxruntime"),
     ),
     TaskTool(
         task="text-to-speech",

@@ -130,8 +130,9 @@ def audio_seconds(path: Path, name: str) -> float:
         ) from None
     if MAX_AUDIO_SECONDS.exceeded_by(seconds):
         raise InputFileError(
-            f"{name} is too long a recording: {MAX_AUDIO_SECONDS.describe(seconds)}. Send a "
-            "shorter part."
+            f"{name} is too long a recording: {MAX_AUDIO_SECONDS.describe(seconds)}. Split it "
+            f"into parts of at most {MAX_AUDIO_SECONDS.value() / 60:g} minutes and send them "
+            "one at a time."
         )
     return seconds
 

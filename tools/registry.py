@@ -8,6 +8,7 @@ or a back end from user code.
 from __future__ import annotations
 
 from graph_agent.tools import (
+    apertium,
     audio,
     embedding,
     mediapipe_vision,
@@ -20,7 +21,7 @@ from graph_agent.tools import (
 from graph_agent.tools.spec import TaskTool, ToolCall
 from graph_agent.tools.tasks import TASKS, TaskSpec, register_task
 
-_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr, mediapipe_vision, yamnet)
+_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr, mediapipe_vision, yamnet, apertium)
 _BUILT_IN = [tool for family in _FAMILIES for tool in family.TOOLS]
 
 #: Each task's default back end: it runs the cards that name no library with a back end.

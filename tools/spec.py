@@ -6,6 +6,7 @@ Family modules (``text``, ``audio``, ``vision``, ``embedding``) build :class:`Ta
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,8 @@ from graph_agent.common.first_imports import TRANSFORMERS_PIPELINES
 from graph_agent.tools.artifacts import ArtifactStore
 from graph_agent.tools.pipeline_cache import PIPELINES, load_pipeline
 from graph_agent.tools.results import Modality, ToolResult
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -28,6 +31,22 @@ class ToolCall:
     args: dict[str, Any]
     artifacts: ArtifactStore
     subtask_id: str = "node-0"
+    #: The run's models folder: where a back end finds the pack's helper files (the speech
+    #: detector that cuts long recordings), whichever folder its own model came from.
+    models_dir: str | None = None
+    #: Called as ``progress(done, total, **detail)`` while a long call works through its
+    #: pieces (a long recording's chunks); the executor turns it into a progress event.
+    progress: Callable[..., None] | None = None
+
+    def report(self, done: int, total: int, **detail: Any) -> None:
+        """Say how far the call is (``done`` of ``total`` pieces); never raises, since a
+        progress report must not be why a model call fails."""
+        if self.progress is None:
+            return
+        try:
+            self.progress(done, total, **detail)
+        except Exception:  # a listener's failure is not the call's
+            log.debug("progress report failed", exc_info=True)
 
 
 @dataclass(frozen=True)

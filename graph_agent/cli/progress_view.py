@@ -30,6 +30,7 @@ _SOURCE = {
     "plan_ready": "plan",
     "plan_approval": "approve",
     "subtask_started": "run_subtask",
+    "subtask_progress": "run_subtask",
     "subtask_finished": "run_subtask",
     "critic_verdict": "critic",
     "replan": "replan",
@@ -57,6 +58,14 @@ def describe_event(event: Mapping[str, Any]) -> str | None:
             f"started {event.get('id')} ({event.get('task')}) on {event.get('model')}, "
             f"attempt {event.get('attempt')}"
         )
+    if kind == "subtask_progress":
+        what = event.get("what") or "pieces done"
+        at = (
+            f" (up to {event['up_to_s']:g} s)"
+            if isinstance(event.get("up_to_s"), int | float)
+            else ""
+        )
+        return f"{event.get('id')}: {event.get('done')}/{event.get('total')} {what}{at}"
     if kind == "subtask_finished":
         status = event.get("status")
         shown = "ok" if status == "ok" else f"error: {(event.get('error') or status or '')[:120]}"

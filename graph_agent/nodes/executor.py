@@ -35,7 +35,7 @@ from graph_agent.boundary import OPERATOR, Reader, hide_paths
 from graph_agent.common.redact import redact
 from graph_agent.context import Context
 from graph_agent.errors import RequestError
-from graph_agent.events import emit_finished, emit_started
+from graph_agent.events import emit_finished, emit_started, progress_reporter
 from graph_agent.inputs import input_value
 from graph_agent.planning.plan import EMBEDDED_REF, ref_of, refs_in
 from graph_agent.records import Attempt
@@ -159,6 +159,8 @@ def run_attempt(
             args=args,
             subtask_id=step["id"],
             artifacts=ArtifactStore(ctx.artifacts_dir, run_id=thread),
+            models_dir=ctx.models_dir,
+            progress=progress_reporter(step, attempt),
         )
         tool = get_tool(step["task"], candidate.get("library"))
         if remote:

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from graph_agent.boundary import run_context
 from graph_agent.context import Context
 from graph_agent.progress import drop_avoided
-from graph_agent.retrieval_index.cards import ModelCard
+from graph_agent.retrieval_index.cards import ModelCard, normalize_language
 from graph_agent.retrieval_index.embedder import EmbedderMissingError
 from graph_agent.retrieval_index.index import CardIndex
 from graph_agent.retrieval_index.placement import choose_backend
@@ -76,15 +76,23 @@ def select_models(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # After a re-plan, models that already failed this task in the run are dropped.
         avoided = (state.get("avoid") or {}).get(step["task"])
         task = step["task"]
+        # The language the step writes in (a translation's target), as an ISO code.
+        language = normalize_language((step.get("args") or {}).get("target_language"))
         if remote is None:  # no endpoint: selection exactly as without hybrid mode
-            ranked = select(index, task, query, own, vector=vector).to_dict()
+            ranked = select(index, task, query, own, vector=vector, language=language).to_dict()
         else:
 
             def runs_remotely(card: ModelCard, task: str = task) -> bool:
                 return remote.serves(card.id, remote_call(task, card.task))
 
             ranked = select(
-                index, task, query, own, runs_remotely=runs_remotely, vector=vector
+                index,
+                task,
+                query,
+                own,
+                runs_remotely=runs_remotely,
+                vector=vector,
+                language=language,
             ).to_dict()
             ranked = place(ranked, index, remote, ctx.remote_min_params_m)
         chosen = drop_avoided(ranked, avoided)

@@ -1,13 +1,17 @@
 """The offline model pack's own cards, written by the installer beside each model.
 
 These are the only cards whose models are always runnable here, so ``local_path`` is the
-model's directory. A damaged card file is skipped with a warning rather than breaking every
-selection: the other models still work.
+model's directory. A card whose model is a system program (``"program": "apertium"``: the
+pack holds its card, not the program) is runnable only while that program is on PATH;
+without it the card has no ``local_path``, so the selector rules it out ("weights not on this
+machine") instead of choosing a model that cannot start. A damaged card file is skipped
+with a warning rather than breaking every selection: the other models still work.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from graph_agent.retrieval_index.cards import ModelCard
@@ -27,7 +31,9 @@ def pack_cards(models_dir: str | Path, *, report: ImportReport | None = None) ->
             raw = json.loads(card_file.read_text(encoding="utf-8"))
             if not isinstance(raw, dict):
                 raise ValueError("not a JSON object")
-            raw["local_path"] = str(card_file.parent)
+            program = raw.get("program")
+            if not program or shutil.which(str(program)):
+                raw["local_path"] = str(card_file.parent)
             cards.append(ModelCard.from_dict(raw))
         except (OSError, ValueError, TypeError) as exc:
             report.problem(

