@@ -51,7 +51,7 @@ from graph_agent.planning.plan import CONVERSIONS, Subtask
 from graph_agent.planning.vocabulary import TASKS, can_feed
 
 #: Words that point back at an earlier result rather than at new material.
-_BACK = re.compile(
+BACK = re.compile(
     r"\b(it|its|this|that|these|those|them|the (?:result|output|summary|transcript\w*|text|"
     r"translation|caption|description|answer|audio|image|picture|photo|video|recording)|"
     r"resulting|generated|edited|new|previous|above|same|then|based on|using|from)\b",
@@ -303,7 +303,7 @@ def _compares_earlier(
     return (
         two_texts
         and len(quotes) <= 1
-        and bool(_BACK.search(step.text))
+        and bool(BACK.search(step.text))
         and _latest_text(step, done, input_types) is not None
     )
 
@@ -441,9 +441,9 @@ def _first_text(
     # on TaskBench where audio cost 0.05 (and gained 4 edge F1 points on the first blind
     # human set); taking the recording before an earlier result left every score as it
     # was. Words that point back ("summarize it") keep the earlier result.
-    if recordings and not _BACK.search(step.text) and step.task not in GENERATIVE:
+    if recordings and not BACK.search(step.text) and step.task not in GENERATIVE:
         return recordings[0]
-    fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
+    fresh = step.lead in ("also", "and also") and not BACK.search(step.text)
     if not fresh and (earlier := _latest_text(step, done, input_types)) is not None:
         return earlier
     sibling = fresh and not own and step.task not in GENERATIVE
