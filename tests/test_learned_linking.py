@@ -77,7 +77,18 @@ def test_learned_linker_reads_the_result_a_step_names():
 
 
 @pytest.mark.usefixtures("_trained")
-def test_planner_keeps_the_hand_rules_while_the_learned_linker_is_off():
-    assert learned_linking.ENABLED is False
+def test_the_planner_uses_the_learned_linker_but_keeps_a_fresh_branch_apart():
+    """On: the step that names the summary reads it. A clause that opens with "also" keeps
+    the hand rules' source (the transcript), not the step before it."""
+    assert learned_linking.ENABLED is True
     plan = plan_offline(NAMED_RESULT, {})
-    assert [s.deps for s in plan.subtasks] == [[], []]
+    assert [s.deps for s in plan.subtasks] == [[], ["node-0"]]
+    fan_out = plan_offline(
+        "transcribe a.wav, then summarize it and also list every person mentioned",
+        {"a.wav": "audio"},
+    )
+    assert [(s.task, s.deps) for s in fan_out.subtasks] == [
+        ("automatic-speech-recognition", []),
+        ("summarization", ["node-0"]),
+        ("token-classification", ["node-0"]),
+    ]
