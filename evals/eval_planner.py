@@ -1,7 +1,7 @@
 """Score the offline planner on TaskBench (and on our own human-phrased set).
 
     python -m graph_agent.evals.eval_planner [--split heldout|train|all] [--human] [--json]
-                                             [--data DIR] [--limit N]
+                                             [--data DIR] [--limit N] [--learned-linker]
 
 Each TaskBench record's ``instruction`` is planned exactly as ``graph-agent plan --batch``
 plans it (``planning.batch.plan_for_taskbench``: files named inline, e.g. 'example.jpg',
@@ -78,6 +78,7 @@ from typing import Any
 
 from graph_agent.errors import RequestError
 from graph_agent.evals import taskbench
+from graph_agent.planning import learned_linking
 from graph_agent.planning.batch import plan_for_taskbench
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import Plan, PlanError, validate
@@ -199,7 +200,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--threads", type=int, default=1, help="torch CPU threads (1 is fastest for MiniLM)"
     )
+    ap.add_argument(
+        "--learned-linker",
+        action="store_true",
+        help="link steps with the learned linker (planning/learned_linking.py, off by default)",
+    )
     args = ap.parse_args(argv)
+    learned_linking.ENABLED = args.learned_linker or learned_linking.ENABLED
     import torch
 
     torch.set_num_threads(args.threads)

@@ -51,7 +51,7 @@ from graph_agent.planning.plan import CONVERSIONS, Subtask
 from graph_agent.planning.vocabulary import TASKS, can_feed
 
 #: Words that point back at an earlier result rather than at new material.
-_BACK = re.compile(
+BACK = re.compile(
     r"\b(it|its|this|that|these|those|them|the (?:result|output|summary|transcript\w*|text|"
     r"translation|caption|description|answer|audio|image|picture|photo|video|recording)|"
     r"resulting|generated|edited|new|previous|above|same|then|based on|using|from)\b",
@@ -144,8 +144,27 @@ def _named_inputs(text: str, input_types: dict[str, str | None]) -> list[str]:
     ]
 
 
+@dataclass
+class Bound:
+    """A step as the hand linker binds it, and what it would read with no earlier step.
+
+    ``alone`` are the arguments the same rules give when no earlier output is visible: the
+    learned linker (``learned_linking``) uses them when it judges that a step the rules
+    linked to an earlier one reads the user's own input instead.
+    """
+
+    subtask: Subtask
+    step: StepText
+    alone: dict[str, object]
+
+
 def link(steps: list[StepText], request: str, input_types: dict[str, str | None]) -> list[Subtask]:
     """The steps as ``Subtask``s with bound arguments, references and options."""
+    return [b.subtask for b in bind(steps, request, input_types)]
+
+
+def bind(steps: list[StepText], request: str, input_types: dict[str, str | None]) -> list[Bound]:
+    """``link``'s steps, each with the arguments it takes when it reads no earlier step."""
     mentions = [(m.start(), m.group(1)) for m in FILE_NAME.finditer(request)]
     mentions += [
         (m.start(), name)
@@ -153,70 +172,91 @@ def link(steps: list[StepText], request: str, input_types: dict[str, str | None]
         for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", request, re.IGNORECASE)
     ]
     mentions.sort()
-    out: list[Subtask] = []
+    out: list[Bound] = []
+    done: list[Subtask] = []
     for step in steps:
-        own = list(dict.fromkeys([*step.files, *_named_inputs(step.text, input_types)]))
-        quotes = list(step.quotes)
-        args: dict[str, object] = {}
-        for position, (role, kind) in enumerate(TASKS[step.task].roles):
-            if kind in ("image", "audio"):
-                args[role] = _media(kind, step, own, out, mentions, input_types)
-            elif position == 0 and _compares_earlier(step, quotes, out, input_types):
-                # "compare the summary with 'X'": the earlier output first, the quote second.
-                args[role] = _latest_text(step, out, input_types)
-            elif step.task == "sentence-similarity" and (
-                unread := _unread(_spoken_or_written(own, input_types), out, args)
-            ):
-                # "does the caller in call.wav say 'I want to cancel'?": the recordings and
-                # text files its words name are what is compared, before quotes (the
-                # validator puts speech recognition in front of a recording). Not pictures:
-                # on TaskBench a picture named beside it is mostly for another step.
-                args[role] = unread[0]
-            elif position == 0 or (role == "text" and not args):
-                asks = any(r == "question" for r, _ in TASKS[step.task].roles)
-                args[role] = _first_text(
-                    step,
-                    own,
-                    quotes,
-                    out,
-                    input_types,
-                    mentions,
-                    files_first=asks,
-                    preamble="" if out else request[: step.start],
-                )
-            elif quotes:
-                args[role] = quotes.pop(0)
-            elif step.task == "sentence-similarity" and (twin := _twin(args, out)):
-                # "summarize a.txt and b.txt; are they the same?": the earlier run first.
-                first = next(iter(args))
-                args[first], args[role] = twin, args[first]
-            elif role == "question" and states_only(step.text):
-                args[role] = OPEN_QUESTIONS.get(step.task, step.text)
-            elif role == "question":
-                args[role] = asked(step.text) or step.text  # the question, not its wrapper
-            else:
-                args[role] = step.text
+        preamble = "" if done else request[: step.start]
+        args = _roles(step, done, input_types, mentions, preamble)
+        alone = _roles(step, [], input_types, mentions, preamble) if done else dict(args)
         task = _silent_reading(step, args, input_types)
+        if task != step.task:
+            alone = dict(args)
         _options(step, args)
-        if any(prev.task == task and prev.args == args for prev in out):
+        if any(prev.task == task and prev.args == args for prev in done):
             # The same task on the same arguments again (a request that restates a step):
             # one run gives the output both mentions mean; later steps read that one.
             continue
-        deps = sorted(
-            {v[1:-1] for v in args.values() if isinstance(v, str) and v.startswith("<node-")},
-            key=lambda d: int(d.split("-")[1]),
+        subtask = Subtask(
+            id=f"node-{len(done)}",
+            task=task,
+            args=args,
+            deps=references(args),
+            description=step.text,
+            inferred=step.inferred,
         )
-        out.append(
-            Subtask(
-                id=f"node-{len(out)}",
-                task=task,
-                args=args,
-                deps=deps,
-                description=step.text,
-                inferred=step.inferred,
-            )
-        )
+        done.append(subtask)
+        out.append(Bound(subtask, step, alone))
     return out
+
+
+def references(args: dict[str, object]) -> list[str]:
+    """The steps whose outputs ``args`` read (whole ``<node-j>`` values), in step order."""
+    return sorted(
+        {v[1:-1] for v in args.values() if isinstance(v, str) and v.startswith("<node-")},
+        key=lambda d: int(d.split("-")[1]),
+    )
+
+
+def _roles(
+    step: StepText,
+    out: list[Subtask],
+    input_types: dict[str, str | None],
+    mentions: list[tuple[int, str]],
+    preamble: str,
+) -> dict[str, object]:
+    """Each role of ``step``'s task bound by the rules above, given the earlier ``out``."""
+    own = list(dict.fromkeys([*step.files, *_named_inputs(step.text, input_types)]))
+    quotes = list(step.quotes)
+    args: dict[str, object] = {}
+    for position, (role, kind) in enumerate(TASKS[step.task].roles):
+        if kind in ("image", "audio"):
+            args[role] = _media(kind, step, own, out, mentions, input_types)
+        elif position == 0 and _compares_earlier(step, quotes, out, input_types):
+            # "compare the summary with 'X'": the earlier output first, the quote second.
+            args[role] = _latest_text(step, out, input_types)
+        elif step.task == "sentence-similarity" and (
+            unread := _unread(_spoken_or_written(own, input_types), out, args)
+        ):
+            # "does the caller in call.wav say 'I want to cancel'?": the recordings and
+            # text files its words name are what is compared, before quotes (the
+            # validator puts speech recognition in front of a recording). Not pictures:
+            # on TaskBench a picture named beside it is mostly for another step.
+            args[role] = unread[0]
+        elif position == 0 or (role == "text" and not args):
+            asks = any(r == "question" for r, _ in TASKS[step.task].roles)
+            args[role] = _first_text(
+                step,
+                own,
+                quotes,
+                out,
+                input_types,
+                mentions,
+                files_first=asks,
+                preamble=preamble,
+            )
+        elif quotes:
+            args[role] = quotes.pop(0)
+        elif step.task == "sentence-similarity" and (twin := _twin(args, out)):
+            # "summarize a.txt and b.txt; are they the same?": the earlier run first.
+            first = next(iter(args))
+            args[first], args[role] = twin, args[first]
+        elif role == "question" and states_only(step.text):
+            args[role] = OPEN_QUESTIONS.get(step.task, step.text)
+        elif role == "question":
+            args[role] = asked(step.text) or step.text  # the question, not its wrapper
+        else:
+            args[role] = step.text
+    return args
 
 
 def _silent_reading(
@@ -263,7 +303,7 @@ def _compares_earlier(
     return (
         two_texts
         and len(quotes) <= 1
-        and bool(_BACK.search(step.text))
+        and bool(BACK.search(step.text))
         and _latest_text(step, done, input_types) is not None
     )
 
@@ -401,9 +441,9 @@ def _first_text(
     # on TaskBench where audio cost 0.05 (and gained 4 edge F1 points on the first blind
     # human set); taking the recording before an earlier result left every score as it
     # was. Words that point back ("summarize it") keep the earlier result.
-    if recordings and not _BACK.search(step.text) and step.task not in GENERATIVE:
+    if recordings and not BACK.search(step.text) and step.task not in GENERATIVE:
         return recordings[0]
-    fresh = step.lead in ("also", "and also") and not _BACK.search(step.text)
+    fresh = step.lead in ("also", "and also") and not BACK.search(step.text)
     if not fresh and (earlier := _latest_text(step, done, input_types)) is not None:
         return earlier
     sibling = fresh and not own and step.task not in GENERATIVE

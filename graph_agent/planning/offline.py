@@ -14,8 +14,10 @@ Four stages, each in its own module:
    step with nothing to read ("translate this poster. | expo.png") is what it reads; then
    ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
    clause named, each beside the clause that implies it;
-4. ``linking.link``: arguments are bound (files by extension or declared kind, quotes,
-   earlier outputs through the typed tool graph) and steps are linked by ``<node-j>``.
+4. ``linking.bind``: arguments are bound (files by extension or declared kind, quotes,
+   earlier outputs through the typed tool graph) and steps are linked by ``<node-j>``;
+   ``learned_linking.relink`` can then re-decide which earlier step, if any, each one
+   reads (off by default: it does not clearly beat the hand rules on TaskBench).
 
 Without the embedding model or trained weights (a bare install) a small lexical matcher
 over the vocabulary's names and synonyms stands in for stage 2, so planning still works,
@@ -38,11 +40,13 @@ from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask
 from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
+from graph_agent.planning.learned_linking import relink
 from graph_agent.planning.linking import (
     READS_TEXT_OF_IMAGES,
     WRITES,
+    Bound,
     StepText,
-    link,
+    bind,
     states_only,
 )
 from graph_agent.planning.material import parse_request
@@ -448,6 +452,35 @@ def _plan_instruction(
     models_dir: str | Path | None = None,
 ) -> Plan:
     """Plan an instruction whose material, if any, is already among ``input_types``."""
+    request, steps = _steps(request, input_types, models_dir)
+    types = dict(input_types)
+    return Plan(subtasks=relink(bind(steps, request, types), types))
+
+
+def bound_steps(
+    request: str,
+    input_types: dict[str, Modality | None],
+    models_dir: str | Path | None = None,
+) -> tuple[list[Bound], dict[str, Modality | None]]:
+    """The steps of ``request`` as the hand rules bind them, before the learned linker
+    re-decides their sources, and the input kinds they were bound with (material pasted
+    into the request among them): what ``evals/train_linker.py`` learns from, exactly as
+    ``plan_offline`` reads the request. Raises ``RequestError`` as ``plan_offline`` does."""
+    parsed = parse_request(request)
+    types: dict[str, Modality | None] = {
+        **{m.name: "text" for m in parsed.material},
+        **input_types,
+    }
+    instruction, steps = _steps(parsed.instruction, types, models_dir)
+    return bind(steps, instruction, dict(types)), types
+
+
+def _steps(
+    request: str,
+    input_types: dict[str, Modality | None],
+    models_dir: str | Path | None = None,
+) -> tuple[str, list[StepText]]:
+    """The instruction with its task words spelt right, and its steps in clause order."""
     det = detector(models_dir)
     if det is not None:  # "trasncribe meeting.wav" is read as "transcribe meeting.wav"
         request = correct_task_words(request, det.encoder.vocabulary)
@@ -539,4 +572,4 @@ def _plan_instruction(
     guessed = all(step.task in GUESSES and not step.quotes for step in steps)
     if verb and guessed and not input_types and not files_named_in(request):
         raise RequestError(errand_refusal(verb))
-    return Plan(subtasks=link(steps, request, dict(input_types)))
+    return request, steps

@@ -8,7 +8,7 @@ so the second clause looked like the first step said again and the writing step 
 transcript", "that summary") points back at a result; for the classifier it is replaced by
 "it", padded to the same length so every clause span stays valid. Only the classifier
 reads the masked text: steps keep the user's words, and the linker still reads "the
-transcript" as a pointer back (``linking._BACK``). Training masks the same way
+transcript" as a pointer back (``linking.BACK``). Training masks the same way
 (``evals/train_planner.py``), so the classifier learns from what it will see.
 
 Only the nouns of text results whose name is also a task's name are masked. "The image" or
