@@ -544,6 +544,8 @@ async function showResults() {
     if (s.attempts != null) st.attempt = Number(s.attempts);
     st.state = s.status === "ok" ? "ok" : s.status === "failed" ? "failed" : st.state;
   }
+  // A run that stopped before its steps (a rejected plan, a refused input) ran none of them.
+  if (values.error) for (const s of state.plan) if (step(s.id).state === "waiting") step(s.id).state = "not run";
   drawPlan();
   ui.resultsSection.hidden = false;
   // The server names outputs by file name; a thread saved before it did showed full paths,
