@@ -312,3 +312,45 @@ def hide_paths(message: str, paths: Iterable[str]) -> str:
             if len(variant) > 1 and variant in message:
                 message = message.replace(variant, Path(variant).name or "(file)")
     return message
+
+
+def _folder_forms(folder: str | Path) -> set[str]:
+    """``folder`` as written and resolved (a symlinked home shows up either way)."""
+    forms = {str(folder).rstrip("/\\")}
+    with contextlib.suppress(OSError, RuntimeError, ValueError):
+        forms.add(str(Path(folder).expanduser().resolve()))
+    return {f for f in forms if len(f) > 1}
+
+
+def for_client(value: Any, folders: Iterable[str | Path]) -> Any:
+    """``value`` (text, or JSON-like lists and dicts of it) as a server client may see it:
+    every path inside one of ``folders`` written relative to that folder, and a folder named
+    on its own written as its last part.
+
+    A server run's answer, outputs and report name its artifacts by file name
+    ("node-0-speech-3f2a.wav"), which is how the web page fetches them
+    (``/app/api/threads/{id}/files/outputs/{name}``), and never where the server keeps them.
+    Folders may nest (a thread's artifact folder in the artifacts root): the longest is cut
+    first, so a path is written relative to the innermost folder that holds it. The state's
+    own results keep their real paths, which later steps and turns read.
+    """
+    forms = sorted({f for folder in folders if folder for f in _folder_forms(folder)}, key=len)
+    patterns = [
+        (re.compile(re.escape(form) + r"[/\\]"), "") for form in reversed(forms)
+    ] + [  # the folder itself, not followed by more of a name ("/a/t1" but not "/a/t10")
+        (re.compile(re.escape(form) + r"(?![\w.-])"), Path(form).name or "(folder)")
+        for form in reversed(forms)
+    ]
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            for pattern, replacement in patterns:
+                item = pattern.sub(replacement, item)
+            return item
+        if isinstance(item, dict):
+            return {clean(k): clean(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return type(item)(clean(v) for v in item)
+        return item
+
+    return clean(value)

@@ -497,6 +497,61 @@ def test_responder_called_directly_uses_the_default_run_folder(tmp_path):
     assert Path(update["report"]["files"]["markdown"]) == tmp_path.resolve() / "run" / "report.md"
 
 
+def test_a_server_run_names_artifacts_by_file_name_and_the_cli_keeps_paths(tmp_path, monkeypatch):
+    """A server client sees its artifacts by file name in the answer, outputs and both
+    reports (the web page fetches them by that name); the operator sees the full path; the
+    state's results, which follow-ups read, keep the real path either way."""
+    from langgraph.runtime import ServerInfo
+
+    artifacts, models = tmp_path / "artifacts", tmp_path / "models"
+    monkeypatch.setenv("GRAPH_AGENT_ARTIFACTS_DIR", str(artifacts))
+    monkeypatch.setenv("GRAPH_AGENT_MODELS_DIR", str(models))
+    run_dir = artifacts.resolve() / "run"  # a direct call's run folder
+    wav = run_dir / "node-2-abc123.wav"
+    state = _state(audio_path=str(wav))
+    state["decisions"].append(  # a model error that named the models folder
+        {"node": "executor", "detail": f"could not load {models}/piper/en-us-joe/model.onnx"}
+    )
+    server = ServerInfo(assistant_id="a", graph_id="graph-agent")
+
+    client = responder.respond(state, Runtime(context=Context(), server_info=server))
+    shown = json.dumps(client)
+    for folder in (str(tmp_path), str(artifacts), str(models)):
+        assert folder not in shown
+    assert client["outputs"]["node-2"] == "node-2-abc123.wav"
+    assert "node-2-abc123.wav" in client["answer"]
+    (step,) = [s for s in client["report"]["steps"] if s["id"] == "node-2"]
+    assert step["artifact"] == step["output"]["path"] == "node-2-abc123.wav"
+    assert client["report"]["files"] == {"json": "report.json", "markdown": "report.md"}
+    assert "[`node-2-abc123.wav`](<node-2-abc123.wav>)" in client["report_markdown"]
+    assert "could not load piper/en-us-joe/model.onnx" in shown
+    assert state["results"]["node-2"]["result"]["path"] == str(wav)  # what follow-ups read
+
+    operator = responder.respond(state, Runtime(context=Context()))
+    assert operator["outputs"]["node-2"] == str(wav)
+    assert str(wav) in operator["answer"] and str(wav) in operator["report_markdown"]
+    assert operator["report"]["files"]["json"] == str(run_dir / "report.json")
+
+
+def test_for_client_cuts_only_the_named_folders(tmp_path):
+    from graph_agent.boundary import for_client
+
+    root = tmp_path / "art"
+    value = {
+        "a": f"{root}/t1/x.wav and {root}/t10/y.wav",
+        "b": [f"in {root}/t1: full", f"{root}/t1"],
+        "c": 3,
+        "d": "/elsewhere/z.wav",
+    }
+    assert for_client(value, [root / "t1", root]) == {
+        "a": "x.wav and t10/y.wav",
+        "b": ["in t1: full", "t1"],
+        "c": 3,
+        "d": "/elsewhere/z.wav",
+    }
+    assert for_client(value, []) == value
+
+
 # --------------------------------------------------------------------------- PNG and CLI
 
 

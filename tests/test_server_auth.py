@@ -2,12 +2,14 @@
 on a real ``langgraph dev`` started with API keys, on 127.0.0.1, stopped by PID.
 
 Without a key nothing answers (``/mcp`` included); with one, a caller runs the graph, sees only
-its own threads, and cannot make assistants.
+its own threads, and cannot make assistants. The same server has low upload bounds, to try the
+web page's upload route past them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +20,8 @@ import pytest
 pytestmark = pytest.mark.server
 
 KEYS = {"alice": "alice-key-1234567890", "bob": "bob-key-0987654321"}
+#: The keyed server's upload bounds (its operator's environment).
+UPLOAD_MAX_MB, UPLOAD_MAX_FILES = 0.1, 3
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +32,10 @@ def keyed_server(tmp_path_factory) -> Iterator[str]:
     env = {
         "GRAPH_AGENT_API_KEYS": ",".join(f"{name}={key}" for name, key in KEYS.items()),
         "GRAPH_AGENT_ARTIFACTS_DIR": str(base / "artifacts"),
+        # Low upload bounds, so one test sees the real route refuse a file and a conversation
+        # past them without sending megabytes (the sample photo, 61 KB, still fits).
+        "GRAPH_AGENT_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB),
+        "GRAPH_AGENT_UPLOAD_MAX_FILES": str(UPLOAD_MAX_FILES),
     }
     with dev_server(base, env) as url:
         yield url
@@ -141,3 +149,52 @@ def test_the_web_page_follows_the_servers_auth(keyed_server, sample_photo):
     for name in ("..%2F..%2Fserver.log", "%2Fetc%2Fpasswd", ".upload-x"):
         assert call(f"{files}/uploads/{name}", key=KEYS["alice"])[0] == 404, name
     assert call(f"{files}/elsewhere/photo.jpg", key=KEYS["alice"])[0] == 404
+
+
+def _put_chunked(url: str, data: bytes, key: str) -> tuple[int, dict[str, Any]]:
+    """One upload sent in chunks with no Content-Length, so only the streamed bound can stop
+    it (the declared length is checked before anything is read)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    chunks = (data[i : i + 16_384] for i in range(0, len(data), 16_384))
+    try:
+        conn.request(
+            "PUT", parts.path, body=chunks, headers={"x-api-key": key}, encode_chunked=True
+        )
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read() or b"{}")
+    finally:
+        conn.close()
+
+
+def test_uploads_past_the_operators_bounds_are_refused_and_say_why(keyed_server):
+    status, thread = call(f"{keyed_server}/threads", {}, key=KEYS["alice"])
+    assert status == 200
+    uploads = f"{keyed_server}/app/api/threads/{thread['thread_id']}/uploads"
+    files = f"{keyed_server}/app/api/threads/{thread['thread_id']}/files/uploads"
+    big = b"The ferry leaves at noon.\n" * 6_000  # 156 KB of text: over 0.1 MB
+    for send in (_put, _put_chunked):
+        status, body = send(f"{uploads}/big.txt", big, KEYS["alice"])
+        assert status == 413, (send.__name__, body)
+        # The declared length is refused whole; a stream, once past the bound.
+        size = "0.156" if send is _put else r"0\.1\d*"
+        assert re.match(rf"The file is too large: {size} MB; the limit is 0\.1 MB", body["detail"])
+        assert "GRAPH_AGENT_UPLOAD_MAX_MB" in body["detail"]
+        assert call(f"{files}/big.txt", key=KEYS["alice"])[0] == 404  # nothing landed
+    # As many files as the bound allows, then one too many.
+    for n in range(UPLOAD_MAX_FILES):
+        status, body = _put(f"{uploads}/note-{n}.txt", f"note {n}\n".encode(), KEYS["alice"])
+        assert status == 201, body
+    status, body = _put(f"{uploads}/one-more.txt", b"one more\n", KEYS["alice"])
+    assert status == 413
+    assert body["detail"] == (
+        f"This conversation already holds {UPLOAD_MAX_FILES} files: 4 files; the limit is "
+        f"{UPLOAD_MAX_FILES} files (the server's operator can change it with "
+        "GRAPH_AGENT_UPLOAD_MAX_FILES). Start a new conversation."
+    )
+    assert call(f"{files}/one-more.txt", key=KEYS["alice"])[0] == 404
+    # Replacing a file the conversation holds is not one more.
+    assert _put(f"{uploads}/note-0.txt", b"note zero\n", KEYS["alice"])[0] == 201

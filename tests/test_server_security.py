@@ -23,6 +23,8 @@ from conftest import SERVER_TOKEN
 pytestmark = pytest.mark.server
 
 SECRET = "the-server-secret-line-42"
+#: What a run reads aloud, and its follow-up transcribes back.
+SPOKEN_LINE = "The meeting moved to Friday at noon."
 
 
 def _post(url: str, body: dict[str, Any], timeout: float = 300, **headers: str) -> Any:
@@ -303,6 +305,71 @@ def test_an_input_under_an_operator_root_runs(server, server_dirs, via):
     assert "twelve" in text.lower() or "12" in text
     # Its outputs were written under the operator's artifact folder, nowhere else.
     assert any(server_dirs["artifacts"].rglob("report.json"))
+
+
+# --------------------------------------------------------------------------- what a client sees
+
+
+async def _speak_then_transcribe(server: str) -> dict[str, Any]:
+    """A run that makes audio, streamed with every mode the web page reads, then a follow-up
+    that reads that audio: (custom events, update chunks, state after each)."""
+    from langgraph_sdk import get_client
+
+    client = get_client(url=server, api_key=None)
+    thread = (await client.threads.create())["thread_id"]
+    seen: dict[str, Any] = {"thread": thread, "events": [], "updates": []}
+    for turn, request in enumerate((f"read '{SPOKEN_LINE}' aloud", "transcribe that speech")):
+        async for part in client.runs.stream(
+            thread,
+            "graph-agent",
+            input={"request": request},
+            stream_mode=["custom", "updates"],
+        ):
+            assert part.event != "error", part.data
+            if part.event == "custom":
+                seen["events"].append(part.data)
+            elif part.event == "updates":
+                seen["updates"].append(part.data)
+        seen[f"state-{turn}"] = (await client.threads.get_state(thread))["values"]
+    return seen
+
+
+def test_a_client_sees_artifacts_by_name_never_server_folders(server, server_dirs):
+    """The answer, outputs, both reports and the progress events of a run that made audio
+    name it by file name; the page fetches it by that name, and a follow-up on the thread
+    still reads it (the state's results keep the real path, server-side)."""
+    import asyncio
+
+    from conftest import INSTALLED, TEST_HOME
+
+    seen = asyncio.run(_speak_then_transcribe(server))
+    first = seen["state-0"]
+    (name,) = first["outputs"].values()
+    assert name.startswith("node-0-speech-") and name.endswith(".wav"), name
+    assert first["report"]["steps"][0]["artifact"] == name and name in first["answer"]
+    assert f"[`{name}`](<{name}>)" in first["report_markdown"]
+    shown = {k: first[k] for k in ("answer", "outputs", "report", "report_markdown")}
+    responded = [chunk["respond"] for chunk in seen["updates"] if "respond" in chunk]
+    assert len(responded) == 2
+    text = json.dumps([shown, responded, seen["events"], seen["state-1"]["outputs"]])
+    folders = {
+        server_dirs["artifacts"],
+        server_dirs["artifacts"].resolve(),
+        TEST_HOME / "models",
+        INSTALLED,
+        TEST_HOME / "uploads",
+    }
+    for folder in folders:
+        assert str(folder) not in text, folder
+    # The server still finds the file by its real path: the page's file route serves it ...
+    url = f"{server}/app/api/threads/{seen['thread']}/files/outputs/{name}"
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        assert answer.headers["content-type"].startswith("audio/") and answer.read(4) == b"RIFF"
+    # ... and a follow-up transcribes it.
+    follow = seen["state-1"]
+    assert follow["report"]["failures"] == [], follow["answer"]
+    heard = follow["outputs"]["node-0"].lower()
+    assert "friday" in heard and "noon" in heard, heard
 
 
 # --------------------------------------------------------------------------- bounded work

@@ -268,3 +268,37 @@ def test_page_says_what_is_wrong_with_a_bad_upload_and_an_unknown_file(
     message = driver.find_element("id", "error").text
     assert "missing.wav" in message and "give that file as an input" in message, message
     driver.save_screenshot(str(shots / "6-error-missing-file.png"))
+
+
+def test_page_rejects_a_plan_and_nothing_runs(browser, server, server_dirs, shots):
+    driver = browser
+    _open(driver, server)
+    driver.find_element("id", "new-thread").click()
+    _send(
+        driver,
+        "summarize this: The ferry leaves at noon and returns at six on weekdays.",
+        approve=True,
+    )
+    _wait(driver, lambda d: d.find_element("id", "approval").is_displayed(), what="approval")
+    assert set(_steps(driver).values()) == {"waiting"}
+    driver.find_element("id", "reject").click()
+
+    _wait(driver, _done, what="the rejection")
+    driver.save_screenshot(str(shots / "7-approval-rejected.png"))
+    message = driver.find_element("id", "error").text
+    assert "the plan was not approved, so nothing was run" in message, message
+    assert "not approved" in driver.find_element("id", "answer").text
+    assert not driver.find_element("id", "approval").is_displayed()
+    assert _results(driver) == {}
+    assert set(_steps(driver).values()) == {"not run"}, "every step is drawn as not run"
+    # The server agrees: the thread records the rejection, no step ran and no model was
+    # chosen, and nothing but the report was written in its artifact folder.
+    thread = driver.find_element("id", "thread-label").text.removeprefix("Conversation ")
+    with urllib.request.urlopen(f"{server}/threads/{thread}/state", timeout=30) as answer:
+        values = json.load(answer)["values"]
+    assert not values.get("results") and not values.get("selections") and not values["outputs"]
+    assert {"node": "approval", "decision": "rejected", "answer": "False"} in values["report"][
+        "decisions"
+    ]
+    made = {p.name for p in (server_dirs["artifacts"] / thread).iterdir()}
+    assert made <= {"report.json", "report.md"}, made

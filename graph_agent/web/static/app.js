@@ -454,7 +454,10 @@ function baseName(path) {
   return String(path).split(/[\\/]/).pop();
 }
 
-function isArtifact(value) {
+function isArtifact(value, artifacts, id) {
+  // The report says which outputs are files (a step's "artifact": its file name on a server
+  // run). A thread saved before the server named files that way had full paths instead.
+  if (artifacts[id] !== undefined) return true;
   return typeof value === "string" && !value.includes("\n") && /^[/\\A-Za-z]/.test(value) && /[\\/]/.test(value) && MEDIA.test(value);
 }
 
@@ -541,18 +544,22 @@ async function showResults() {
     if (s.attempts != null) st.attempt = Number(s.attempts);
     st.state = s.status === "ok" ? "ok" : s.status === "failed" ? "failed" : st.state;
   }
+  // A run that stopped before its steps (a rejected plan, a refused input) ran none of them.
+  if (values.error) for (const s of state.plan) if (step(s.id).state === "waiting") step(s.id).state = "not run";
   drawPlan();
   ui.resultsSection.hidden = false;
-  // Outputs are named by their file name here (the links below), not the server's path.
+  // The server names outputs by file name; a thread saved before it did showed full paths,
+  // which are cut to their file names here.
   ui.answer.textContent = String(values.answer || "(no answer)").replace(/(?:\/[^\s/]+)+\/([^\s/]+\.[A-Za-z0-9]+)/g, "$1");
   ui.answer.classList.toggle("failed", Boolean(values.error));
   if (values.error) showError(values.answer || values.error);
   ui.results.replaceChildren();
   const tasks = Object.fromEntries((values.plan?.subtasks || []).map((s) => [s.id, s.task]));
+  const artifacts = Object.fromEntries((values.report?.steps || []).filter((s) => s.artifact).map((s) => [s.id, s.artifact]));
   for (const [id, value] of Object.entries(values.outputs || {})) {
     const box = el("div", { className: "result", "data-id": id });
     box.append(el("h3", { text: `${id} · ${tasks[id] || ""}` }));
-    if (isArtifact(value)) {
+    if (isArtifact(value, artifacts, id) && MEDIA.test(String(value))) {
       box.dataset.kind = IMAGE.test(value) ? "image" : "audio";
       try { box.append(...(await mediaElement(value, `${id} output`))); }
       catch (err) { box.append(el("p", { className: "error", text: err.message })); }
