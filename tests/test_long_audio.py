@@ -208,10 +208,12 @@ def test_a_two_minute_recording_is_transcribed_in_order(long_recording, long_run
     recall = _in_order_recall(reference, _words(text))
     print(f"in-order word recall {recall:.1%}")
     assert recall >= 0.8, f"{recall:.0%} of the words in order"
-    last = set(_words(SENTENCES[-1]))
-    missing = last - set(_words(text))
-    assert len(missing) <= 1, missing  # the last sentence was not lost
-    assert {"purple", "elephant", "bridge"} <= set(_words(text))
+    # The last sentence was not lost. Compared without a plural "s": whisper-tiny hears
+    # "the purple elephants sleep" in some runs (a thread count changes its arithmetic).
+    heard = {w.removesuffix("s") for w in _words(text)}
+    missing = {w.removesuffix("s") for w in _words(SENTENCES[-1])} - heard
+    assert len(missing) <= 1, missing
+    assert {"purple", "elephant", "bridge"} <= heard
 
 
 def test_each_piece_is_a_progress_event(long_run):
