@@ -9,6 +9,7 @@ real probabilities rather than a parsed guess.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from graph_agent.tools.embedding import candidate_labels
@@ -20,10 +21,48 @@ _SYSTEM = "You are a precise assistant. Answer with the requested output only, n
 DEFAULT_SENTIMENT_LABELS = ("positive", "negative", "neutral")
 
 
-def chat(pipe: Any, user: str, max_new_tokens: int = 128, system: str = _SYSTEM) -> str:
-    """One greedy chat turn; returns the assistant's reply only."""
+@dataclass(frozen=True)
+class Generation:
+    """How long one task's reply may be, and how repetition is held back.
+
+    Free writing (a poem, a reply) gets repetition controls: left greedy, the pack's 0.5B
+    model wrote "A vast expanse of blue and white," twenty times for "write a short poem
+    about the sea" and stopped only at the token limit; with a penalty on repeated tokens
+    and no repeated 4-grams it wrote four stanzas. Tasks that copy from their input
+    (summaries, translations, answers) get none: a penalty on tokens already seen would
+    penalise the names and numbers they must copy.
+    """
+
+    max_new_tokens: int = 128
+    repetition_penalty: float | None = None
+    no_repeat_ngram_size: int | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        extra = {
+            "repetition_penalty": self.repetition_penalty,
+            "no_repeat_ngram_size": self.no_repeat_ngram_size,
+        }
+        return {"max_new_tokens": self.max_new_tokens} | {
+            k: v for k, v in extra.items() if v is not None
+        }
+
+
+_WRITING = Generation(192, repetition_penalty=1.15, no_repeat_ngram_size=4)
+#: Per task run on the chat model; see `Generation`.
+GENERATION: dict[str, Generation] = {
+    "summarization": Generation(128),
+    "translation": Generation(256),
+    "question-answering": Generation(96),
+    "table-question-answering": Generation(96),
+    "conversational": Generation(160, _WRITING.repetition_penalty, _WRITING.no_repeat_ngram_size),
+    "text-generation": _WRITING,
+}
+
+
+def chat(pipe: Any, user: str, generation: Generation = Generation(), system: str = _SYSTEM) -> str:
+    """One greedy chat turn under ``generation``'s limits; returns the assistant's reply only."""
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    out = pipe(messages, max_new_tokens=max_new_tokens, do_sample=False, return_full_text=False)
+    out = pipe(messages, do_sample=False, return_full_text=False, **generation.kwargs())
     reply = out[0]["generated_text"]
     if isinstance(reply, list):  # some versions return the whole conversation
         reply = reply[-1]["content"]
@@ -51,7 +90,7 @@ def _summarize(pipe: Any, call: ToolCall) -> ToolResult:
         how = "in a single sentence of at most 25 words"
     prompt = f"{text}\n\nSummarize the text above {how}:"
     system = "You summarize texts. Reply with the summary only."
-    return _text_result("summary", chat(pipe, prompt, system=system))
+    return _text_result("summary", chat(pipe, prompt, GENERATION["summarization"], system))
 
 
 def _translate(pipe: Any, call: ToolCall) -> ToolResult:
@@ -60,7 +99,7 @@ def _translate(pipe: Any, call: ToolCall) -> ToolResult:
     prompt = (
         f"Translate the following text into {target}. Reply with the translation only.\n\n{text}"
     )
-    return _text_result("translation", chat(pipe, prompt, max_new_tokens=256))
+    return _text_result("translation", chat(pipe, prompt, GENERATION["translation"]))
 
 
 def _answer(pipe: Any, call: ToolCall) -> ToolResult:
@@ -68,7 +107,7 @@ def _answer(pipe: Any, call: ToolCall) -> ToolResult:
         "Answer the question using only the context. Be brief.\n\n"
         f"Context: {call.args['text']}\n\nQuestion: {call.args['question']}"
     )
-    return _text_result("answer", chat(pipe, prompt, max_new_tokens=96))
+    return _text_result("answer", chat(pipe, prompt, GENERATION["question-answering"]))
 
 
 def _answer_from_table(pipe: Any, call: ToolCall) -> ToolResult:
@@ -80,7 +119,7 @@ def _answer_from_table(pipe: Any, call: ToolCall) -> ToolResult:
         "Answer the question using only the table. Reply with the answer only.\n\n"
         f"Table:\n{call.args['table']}\n\nQuestion: {call.args['question']}"
     )
-    return _text_result("answer", chat(pipe, prompt, max_new_tokens=96))
+    return _text_result("answer", chat(pipe, prompt, GENERATION["table-question-answering"]))
 
 
 def _with_instruction(call: ToolCall) -> str:
@@ -94,7 +133,12 @@ def _with_instruction(call: ToolCall) -> str:
 
 
 def _converse(pipe: Any, call: ToolCall) -> ToolResult:
-    reply = chat(pipe, _with_instruction(call), system="You are a helpful, concise assistant.")
+    reply = chat(
+        pipe,
+        _with_instruction(call),
+        GENERATION["conversational"],
+        system="You are a helpful, concise assistant.",
+    )
     return _text_result("reply", reply)
 
 
@@ -102,7 +146,7 @@ def _generate(pipe: Any, call: ToolCall) -> ToolResult:
     reply = chat(
         pipe,
         _with_instruction(call),
-        max_new_tokens=192,
+        GENERATION["text-generation"],
         system="You are a helpful writer. Follow the instruction.",
     )
     return _text_result("generated_text", reply)
