@@ -127,6 +127,23 @@ def pasted(request: str, kb: int) -> str:
     return f"{request}\n\n{body}"
 
 
+def plan_as_node(request: str, types: dict[str, Any], models_dir: Path) -> Any | None:
+    """The offline plan the planner node makes of ``request`` (``None`` when it refuses the
+    request). A plan the validator refuses is kept as planned: the node does the same work,
+    so the timing must include it."""
+    from graph_agent.errors import RequestError
+    from graph_agent.planning.offline import plan_offline
+    from graph_agent.planning.plan import PlanError, validate
+
+    try:
+        plan = plan_offline(request, types, models_dir)
+        with contextlib.suppress(PlanError):
+            plan = validate(plan, types)
+    except RequestError:
+        return None
+    return plan
+
+
 def run(
     limit: int = 0,
     catalog: str = "p0",
@@ -137,9 +154,7 @@ def run(
 ) -> dict[str, Any]:
     """Time plan and select per request; see the module docstring."""
     from graph_agent.context import default_models_dir
-    from graph_agent.errors import RequestError
     from graph_agent.planning.offline import plan_offline
-    from graph_agent.planning.plan import PlanError, validate
     from graph_agent.retrieval_index.embedder import EMBEDDER_DIR_NAME
     from graph_agent.retrieval_index.search import select, step_query
     from graph_agent.retrieval_index.token_encoder import token_encoder
@@ -157,12 +172,8 @@ def run(
         for bare, types in requests:
             request = pasted(bare, paste_kb)
             t0 = time.perf_counter()
-            try:
-                plan = plan_offline(request, types, models_dir)
-                # A plan the validator refuses is timed as planned: the node does the same work.
-                with contextlib.suppress(PlanError):
-                    plan = validate(plan, types)
-            except RequestError:
+            plan = plan_as_node(request, types, models_dir)
+            if plan is None:
                 no_plan += 1
                 continue
             t1 = time.perf_counter()
