@@ -1,10 +1,11 @@
 """The Apertium translator (issue 27): Debian's rule-based apertium with apertium-eng-spa,
 run as a separate program for cards whose library is "apertium".
 
-Everything runs the real program (.ci/run installs it when missing; a missing program is a
-failure here, not a skip): the selector gives English->Spanish and Spanish->English to it,
-keeps English->German on the chat model, and a text in neither language goes to the next
-candidate after Apertium refuses it.
+Everything runs the real program. .ci/run installs it when missing, and in CI (``CI=true``) a
+missing program is a failure, not a skip; elsewhere (`make test` on a machine without it) the
+tests skip with the command that installs it, as the browser tests do. The selector gives
+English->Spanish and Spanish->English to it, keeps English->German on the chat model, and a
+text in neither language goes to the next candidate after Apertium refuses it.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ SPANISH = "La casa es roja y el gato es negro."
 @pytest.fixture(scope="module", autouse=True)
 def _apertium_installed() -> None:
     if shutil.which("apertium") is None:
-        pytest.fail(
-            "apertium is not installed: apt-get install apertium apertium-eng-spa (.ci/run does it)"
-        )
+        reason = "apertium is not installed: apt-get install apertium apertium-eng-spa"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (.ci/run does it; CI must run these tests)")
+        pytest.skip(reason)
 
 
 def _translate(pack_model_dir, tmp_path, text: str, target: str):
