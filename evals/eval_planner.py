@@ -2,6 +2,7 @@
 
     python -m graph_agent.evals.eval_planner [--split heldout|train|all] [--human] [--json]
                                              [--data DIR] [--limit N] [--learned-linker]
+                                             [--adapter]
 
 Each TaskBench record's ``instruction`` is planned exactly as ``graph-agent plan --batch``
 plans it (``planning.batch.plan_for_taskbench``: files named inline, e.g. 'example.jpg',
@@ -70,6 +71,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -82,6 +84,7 @@ from graph_agent.planning import learned_linking
 from graph_agent.planning.batch import plan_for_taskbench
 from graph_agent.planning.offline import plan_offline
 from graph_agent.planning.plan import Plan, PlanError, validate
+from graph_agent.planning.task_detector import ADAPTER_ENV
 from graph_agent.planning.vocabulary import TASKS, taskbench_name
 
 HUMAN = Path(__file__).resolve().parent / "data" / "human_requests.jsonl"
@@ -205,8 +208,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="link steps with the learned linker (planning/learned_linking.py, off by default)",
     )
+    ap.add_argument(
+        "--adapter",
+        action="store_true",
+        help="also read requests with the fine-tuned encoder (planning/adapted_encoder.py; "
+        "the same as GRAPH_AGENT_PLANNER_ADAPTER=1, off by default)",
+    )
     args = ap.parse_args(argv)
     learned_linking.ENABLED = args.learned_linker or learned_linking.ENABLED
+    if args.adapter:
+        os.environ[ADAPTER_ENV] = "1"
     import torch
 
     torch.set_num_threads(args.threads)

@@ -68,7 +68,11 @@ class Tokens:
 class TokenEncoder:
     """Token vectors of a MiniLM directory, on ONNX Runtime when its export is there."""
 
-    def __init__(self, model_dir: str | Path, prefer_onnx: bool = True) -> None:
+    def __init__(
+        self, model_dir: str | Path, prefer_onnx: bool = True, onnx_file: Path | None = None
+    ) -> None:
+        """``onnx_file``: another export of the same architecture to run instead of the
+        base one (the planner's adapted encoder); it must load, there is no fallback."""
         from transformers import AutoTokenizer
 
         self.path = Path(model_dir)
@@ -85,6 +89,11 @@ class TokenEncoder:
         self._query_session: Any = None
         self._torch: Any = None
         self._lock = threading.Lock()
+        if onnx_file is not None:
+            # Run right after the base pass, whose threads still spin: sleeping threads
+            # here, as for the queries below.
+            self._session = _ort_session(onnx_file, spin=False)
+            return
         onnx = self.path / ONNX_FILE
         if prefer_onnx and onnx.is_file():
             try:
@@ -219,12 +228,13 @@ def _ort_session(path: Path, spin: bool = True) -> Any:
 _LOAD_LOCK = threading.Lock()
 
 
-def token_encoder(model_dir: str | Path) -> TokenEncoder:
-    """The encoder for ``model_dir``, loaded once per process (locked, as the index's is)."""
+def token_encoder(model_dir: str | Path, onnx_file: Path | None = None) -> TokenEncoder:
+    """The encoder for ``model_dir`` (or for its other export ``onnx_file``), loaded once per
+    process (locked, as the index's is)."""
     with _LOAD_LOCK:
-        return _token_encoder(str(Path(model_dir).expanduser()))
+        return _token_encoder(str(Path(model_dir).expanduser()), onnx_file)
 
 
-@functools.lru_cache(maxsize=2)
-def _token_encoder(model_dir: str) -> TokenEncoder:
-    return TokenEncoder(model_dir)
+@functools.lru_cache(maxsize=4)
+def _token_encoder(model_dir: str, onnx_file: Path | None) -> TokenEncoder:
+    return TokenEncoder(model_dir, onnx_file=onnx_file)

@@ -74,6 +74,8 @@ def test_planner_token_vectors_are_the_same_on_both_backends(minilm):
     request = "transcribe meeting.wav, then summarize it and read the summary aloud"
     spans = [(0, 22), (23, 46), (47, len(request))]
     onnx, torch = Encoder(minilm), Encoder(minilm)
+    # The base encoder on both (the adapted one: test_adapted_encoder.py).
+    onnx.tokens = TokenEncoder(minilm)
     torch.tokens = TokenEncoder(minilm, prefer_onnx=False)
     assert onnx.tokens.backend == "onnxruntime"
     a, b = onnx.span_vectors(request, spans), torch.span_vectors(request, spans)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -53,6 +54,8 @@ def cmd_models(args: argparse.Namespace) -> int:
                     if n:
                         open_index(models_dir)
                         console.print(f"Catalog: {n} card(s) added or updated; index rebuilt.")
+        if (models_dir / EMBEDDER_DIR_NAME).is_dir():
+            _planner_encoder(models_dir / EMBEDDER_DIR_NAME, console)
         return EXIT_OK
     if args.action == "list":
         table = Table(title=f"Model pack in {models_dir}")
@@ -71,6 +74,19 @@ def cmd_models(args: argparse.Namespace) -> int:
                 f"{name}: {'ok' if not bad[name] else 'CHANGED: ' + ', '.join(bad[name])}"
             )
     return EXIT_STEP_FAILED if any(bad.values()) else EXIT_OK
+
+
+def _planner_encoder(encoder_dir: Path, console: Any) -> None:
+    """Build the planner's adapted encoder now, so the first request does not wait for it
+    (``planning/adapted_encoder.py``; only when the adapter is switched on, and once)."""
+    from graph_agent.planning.adapted_encoder import adapted_export, export_path
+    from graph_agent.planning.task_detector import adapter_enabled
+
+    if not adapter_enabled() or export_path(encoder_dir).is_file():
+        return
+    with console.status("Building the planner's encoder (MiniLM with the task adapter)..."):
+        out = adapted_export(encoder_dir)
+    console.print(f"Planner encoder: {out.name}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

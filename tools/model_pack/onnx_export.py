@@ -47,14 +47,26 @@ _PROBES = (
 def export_encoder_onnx(model_dir: Path) -> float:
     """Write ``model_dir/onnx/model.onnx`` (token vectors of two layers) and its 8-bit twin
     ``model_qint8.onnx``, check both, return the full-precision file's largest error."""
-    import numpy as np
-    import onnxruntime as ort
-    import torch
     from transformers import AutoModel, AutoTokenizer
 
     model = AutoModel.from_pretrained(
         model_dir, local_files_only=True, attn_implementation="eager"
     ).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    out = model_dir / ONNX_FILE
+    diff, (input_ids, mask), expected = export_token_vectors(model, tokenizer, out)
+    quantize_for_queries(out, model_dir / QUERY_ONNX_FILE, input_ids, mask, expected)
+    return diff
+
+
+def export_token_vectors(model: Any, tokenizer: Any, out: Path) -> tuple[float, Any, Any]:
+    """Export ``model`` (a loaded ``BertModel``) to ``out`` with the two outputs the runtime
+    reads, and check it on padded probes. Returns the largest error, the probes' (ids, mask)
+    and PyTorch's last-layer vectors of them. The planner's adapted encoder
+    (``planning/adapted_encoder.py``) is exported the same way."""
+    import numpy as np
+    import onnxruntime as ort
+    import torch
 
     class TokenVectors(torch.nn.Module):
         """The encoder with the two inputs the runtime passes, by name, and two outputs:
@@ -73,10 +85,8 @@ def export_encoder_onnx(model_dir: Path) -> float:
             )
             return out.last_hidden_state, out.hidden_states[MIDDLE_LAYER]
 
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     batch = tokenizer(list(_PROBES), padding=True, return_tensors="pt")
     inputs = (batch["input_ids"], batch["attention_mask"])
-    out = model_dir / ONNX_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
     axes = {0: "batch", 1: "tokens"}
     with torch.inference_mode():
@@ -103,9 +113,7 @@ def export_encoder_onnx(model_dir: Path) -> float:
             f"the ONNX export differs from the PyTorch model by {diff:.2e} (allowed "
             f"{TOLERANCE:.0e}); the onnx or onnxruntime version may be at fault"
         )
-    mask = inputs[1].numpy()
-    quantize_for_queries(out, model_dir / QUERY_ONNX_FILE, inputs[0].numpy(), mask, expected[0])
-    return diff
+    return diff, (inputs[0].numpy(), inputs[1].numpy()), expected[0]
 
 
 def quantize_for_queries(src: Path, out: Path, input_ids: Any, mask: Any, expected: Any) -> float:
