@@ -5,15 +5,23 @@ checked`` or, for the LLM critic, ``not judged``) and the reason in words. The c
 every check in the run's decisions, so the report can say why an output was trusted, and a
 check that could not be made says so instead of passing silently.
 
-Besides type, emptiness, files and confidence there are two task-specific checks:
+Besides type, emptiness, files and confidence, a step is checked by what it asks and by what
+its task declares:
 
-- **silence**: speech recognisers write markers such as ``[BLANK_AUDIO]`` or ``(music)`` for
-  audio without speech; a transcript of markers only is not a transcript.
-- **target language**: a translation (a step with ``target_language``) is checked with a
-  dependency-free guess of the language: the writing system, and for the languages the model
-  pack's chat models translate into (and a few close neighbours) the share of common function
-  words. It rejects only a clear mismatch ("still English when French was asked") and says
-  "not checked" when the text is too short or the language has no profile here.
+- **target language**: a translation (any step with ``target_language``, also a chat model
+  standing in for a translator) is checked with a dependency-free guess of the language: the
+  writing system, and for the languages the model pack's chat models translate into (and a
+  few close neighbours) the share of common function words. It rejects only a clear
+  mismatch ("still English when French was asked") and says "not checked" when the text is
+  too short or the language has no profile here.
+- **task checks**, named by the task's spec (``TaskSpec.checks``) and run from
+  :data:`TASK_CHECKS`, so a task registered from user code declares its own, and a check
+  added with :func:`register_check` serves any task that names it. Built in:
+
+  - **speech**: speech recognisers write markers such as ``[BLANK_AUDIO]`` or ``(music)`` for
+    audio without speech; a transcript of markers only is not a transcript.
+  - **not repetitive**: free writing that loops (see :func:`check_repetition`).
+  - **condenses**: a "summary" at more than 80% of the input's length is an echo.
 
 The optional LLM critic (:func:`llm_check`) asks a chat model whether a text output does its
 step's part of the request; any failure of the model means "not judged", never a crash.
@@ -25,21 +33,20 @@ import json
 import re
 import unicodedata
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from graph_agent.chat import CRITIC_SYSTEM, critic_question, reply_text
 from graph_agent.tools.spec import TaskTool
+from graph_agent.tools.tasks import CONDENSES, REPETITION, SPEECH, TASKS
 
 #: Below this top score a label is too unsure to pass on as an answer.
 MIN_CONFIDENCE = 0.05
-#: Tasks whose output must condense their text input to fit the request, and by how much:
-#: a "summary" at more than 80% of the input's length is an echo, not a summary.
-CONDENSING_TASKS = {"summarization"}
+#: How much a summary must condense its text input: at more than 80% of the input's length
+#: it is an echo, not a summary.
 CONDENSE_RATIO = 0.8
-#: Tasks whose text output is a transcript of audio, where silence markers mean "no speech".
-TRANSCRIBING_TASKS = {"automatic-speech-recognition"}
 
 Verdict = Literal["passed", "rejected", "not checked", "not judged"]
 PASSED: Verdict = "passed"
@@ -77,6 +84,8 @@ def checks(
     args = args or {}
     result = attempt.get("result") or {}
     text = str(result.get("text") or "")
+    spec = TASKS.get(tool.task)
+    declared = [(name, TASK_CHECKS.get(name)) for name in (spec.checks if spec else ())]
     out: list[Check] = []
     modality = result.get("modality")
     if modality != tool.output:
@@ -88,10 +97,7 @@ def checks(
             out.append(Check("not empty", REJECTED, "the output text is empty"))
         else:
             out.append(Check("not empty", PASSED, f"{len(text)} characters of text"))
-            if tool.task in TRANSCRIBING_TASKS:
-                out.append(check_transcript(text))
-            elif tool.task in WRITING_TASKS and (repeats := check_repetition(text)):
-                out.append(repeats)
+            out += _run_declared(declared, "text", text, attempt, args)
             if args.get("target_language"):
                 out.append(check_language(text, str(args["target_language"])))
     if tool.output in ("image", "audio"):
@@ -100,18 +106,7 @@ def checks(
             out.append(Check("file written", REJECTED, f"no {tool.output} file was written"))
         else:
             out.append(Check("file written", PASSED, f"{tool.output} file {Path(path).name}"))
-    source_chars = attempt.get("input_chars") or 0
-    if tool.task in CONDENSING_TASKS and source_chars:
-        out_chars = len(text)
-        ok = out_chars <= CONDENSE_RATIO * source_chars
-        out.append(
-            Check(
-                "condenses",
-                PASSED if ok else REJECTED,
-                f"the summary {'condenses' if ok else 'does not condense'} the text "
-                f"({out_chars} of {source_chars} characters)",
-            )
-        )
+    out += _run_declared(declared, "attempt", text, attempt, args)
     confidence = result.get("confidence")
     if confidence is not None:
         ok = confidence >= MIN_CONFIDENCE
@@ -125,6 +120,78 @@ def checks(
     return out
 
 
+# --------------------------------------------------------------------------- task checks
+
+#: A task check: (the output's text, the attempt, the step's arguments) -> its outcome, or
+#: None when it has nothing to report (short or varied text for the repetition check).
+TaskCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], "Check | None"]
+
+
+@dataclass(frozen=True)
+class RegisteredCheck:
+    """A task check and when it runs.
+
+    ``stage`` "text": on a non-empty text output, right after "not empty" (a transcript's
+    speech, free writing's repetition); "attempt": on every finished attempt, after the
+    output and file checks (a summary's length against its input, which a missing output
+    also answers).
+    """
+
+    run: TaskCheck
+    stage: Literal["text", "attempt"] = "text"
+
+
+#: Task checks by the name a spec lists them under (``TaskSpec.checks``).
+TASK_CHECKS: dict[str, RegisteredCheck] = {}
+
+
+def register_check(
+    name: str, run: TaskCheck, *, stage: Literal["text", "attempt"] = "text"
+) -> None:
+    """Make ``name`` a task check any spec can list: ``run`` judges each output of a task
+    whose spec names it, as the built-in ones do (see :class:`RegisteredCheck`)."""
+    TASK_CHECKS[name] = RegisteredCheck(run, stage)
+
+
+def _run_declared(
+    declared: list[tuple[str, RegisteredCheck | None]],
+    stage: str,
+    text: str,
+    attempt: Mapping[str, Any],
+    args: Mapping[str, Any],
+) -> list[Check]:
+    """The outcomes of the declared checks of ``stage``, in the spec's order.
+
+    A name no check is registered under says so once, with the "attempt" checks: a
+    misspelt check must not pass silently.
+    """
+    out: list[Check] = []
+    for name, check in declared:
+        if check is None:
+            if stage == "attempt":
+                why = f"no check named {name!r} is registered (graph_agent.verdicts.register_check)"
+                out.append(Check(name, NOT_CHECKED, why))
+        elif check.stage == stage and (found := check.run(text, attempt, args)) is not None:
+            out.append(found)
+    return out
+
+
+def check_condenses(text: str, attempt: Mapping[str, Any]) -> Check | None:
+    """Reject a summary that is not clearly shorter than its text input; None when the
+    input's length is not known (it was not text)."""
+    source_chars = attempt.get("input_chars") or 0
+    if not source_chars:
+        return None
+    out_chars = len(text)
+    ok = out_chars <= CONDENSE_RATIO * source_chars
+    return Check(
+        "condenses",
+        PASSED if ok else REJECTED,
+        f"the summary {'condenses' if ok else 'does not condense'} the text "
+        f"({out_chars} of {source_chars} characters)",
+    )
+
+
 def judge(tool: TaskTool, attempt: dict[str, Any], args: dict[str, Any] | None = None) -> list[str]:
     """Problems with an attempt's output; an empty list means it is accepted."""
     return [c.reason for c in checks(tool, attempt, args) if c.rejected]
@@ -132,11 +199,9 @@ def judge(tool: TaskTool, attempt: dict[str, Any], args: dict[str, Any] | None =
 
 # --------------------------------------------------------------------------- repetition
 
-#: Tasks whose output is free writing, where a model can fall into a loop. Lists a model
-#: makes on purpose (entities, labels, answers read off a receipt) repeat by nature.
-WRITING_TASKS = frozenset(
-    {"text-generation", "conversational", "summarization", "translation", "text2text-generation"}
-)
+#: Only tasks whose output is free writing declare this check (a model can fall into a
+#: loop there); lists a model makes on purpose (entities, labels, answers read off a
+#: receipt) repeat by nature.
 #: A run of up to ``LOOP_MAX_LINES`` lines or sentences (of at least ``REPEAT_MIN_WORDS``
 #: words) said ``REPEAT_TIMES`` times in a row is a loop: the 0.5B chat model asked for a
 #: poem wrote the same four lines until its token limit. A chorus between verses, or a
@@ -213,6 +278,13 @@ def check_transcript(text: str) -> Check:
         REJECTED,
         f"the transcript holds no speech, only silence or noise markers ({shown!r})",
     )
+
+
+register_check(SPEECH, lambda text, _attempt, _args: check_transcript(text))
+register_check(REPETITION, lambda text, _attempt, _args: check_repetition(text))
+register_check(
+    CONDENSES, lambda text, attempt, _args: check_condenses(text, attempt), stage="attempt"
+)
 
 
 # --------------------------------------------------------------------------- language

@@ -9,19 +9,22 @@ Provider. The executor calls it for candidates the selector marked ``runs: "remo
 models run and which token goes where is `graph_agent.tools.remote_policy`; HTTP, retries
 and errors are `graph_agent.tools.remote_http`.
 
-How each task is called (the card's Hub pipeline tag picks the protocol, because a
-deployment speaks the protocol of the model it serves):
+How each task is called is part of its spec (``TaskSpec.remote``, a ``RemoteRoute`` in
+``graph_agent.tools.tasks``); the card's Hub pipeline tag picks the protocol, because a
+deployment speaks the protocol of the model it serves:
 
-- text-generation, conversational, summarization, translation, question-answering on a
-  ``text-generation``/``conversational`` model: chat completion
+- a task whose route says ``chat`` (text generation, summarising, translating, answering)
+  on a ``text-generation``/``conversational`` model: chat completion
   (``POST <url>/v1/chat/completions``, TGI's Messages API) with the local tool's own prompt;
-- every task in :data:`NATIVE` on a model with one of its pipeline tags: the task's own HF
-  Inference protocol (``POST <url>`` ``{"inputs": ..., "parameters": ...}``), through one
-  adapter per task. ``register_remote`` adds one from user code.
+- a task on a model with one of its route's ``tags``: the task's own HF Inference protocol
+  (``POST <url>`` ``{"inputs": ..., "parameters": ...}``), through the route's adapter: one
+  of :data:`ADAPTERS` by name, or a user's function. A task registered from user code
+  brings its route in its spec; ``register_remote`` gives an existing task one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -54,14 +57,11 @@ from graph_agent.tools.remote_policy import (
 )
 from graph_agent.tools.results import ToolResult
 from graph_agent.tools.spec import ToolCall
+from graph_agent.tools.tasks import TASKS, RemoteRoute, register_task
 from graph_agent.tools.vision import labels_result
 
-#: Text tasks a chat model's server can run with the local tools' own prompts.
-_CHAT_TASKS = frozenset(
-    {"text-generation", "conversational", "summarization", "translation", "question-answering"}
-)
+#: Pipeline tags of chat models: their servers run the tasks whose route says ``chat``.
 _CHAT_TAGS = frozenset({"text-generation", "conversational"})
-_EMBEDDING_TAGS = frozenset({"feature-extraction", "sentence-similarity"})
 
 #: Posts one request with the back end's retries: ``post(lambda: client.summarization(...))``.
 Post = Callable[[Callable[[], Any]], Any]
@@ -79,19 +79,40 @@ class NativeTask:
     adapter: Adapter
 
 
-#: Step task -> how a server runs it natively (see ``register_remote``).
-NATIVE: dict[str, NativeTask] = {}
+#: The built-in adapters, by the name a spec's ``RemoteRoute.adapter`` gives (filled below).
+ADAPTERS: dict[str, Adapter] = {}
+
+
+def native(task: str) -> NativeTask | None:
+    """How a server runs ``task`` with its own protocol, read from the task's spec; None
+    when the spec has no route with tags, or names an adapter there is none of."""
+    spec = TASKS.get(task)
+    route = spec.remote if spec is not None else None
+    if route is None or not route.tags or route.adapter is None:
+        return None
+    adapter = ADAPTERS.get(route.adapter) if isinstance(route.adapter, str) else route.adapter
+    if adapter is None:
+        return None
+    return NativeTask(frozenset(t.lower() for t in route.tags), adapter)
 
 
 def register_remote(task: str, tags: frozenset[str] | set[str], adapter: Adapter) -> None:
-    """Let the remote back end run ``task`` on models tagged ``tags`` through ``adapter``:
-    one entry per task, as local back ends are one ``register_tool`` each."""
-    NATIVE[task] = NativeTask(frozenset(t.lower() for t in tags), adapter)
+    """Let the remote back end run the registered ``task`` on models tagged ``tags`` through
+    ``adapter``. It changes the task's spec, the one place the route is read from; a new
+    task rather declares its route in the spec it registers (``TaskSpec.remote``)."""
+    spec = TASKS[task]
+    chat = spec.remote.chat if spec.remote is not None else False
+    route = RemoteRoute(tuple(sorted(t.lower() for t in tags)), adapter, chat=chat)
+    register_task(dataclasses.replace(spec, remote=route), replace=True)
 
 
 def remote_tasks() -> frozenset[str]:
     """Every step task the remote back end can run (on a model with a fitting pipeline tag)."""
-    return _CHAT_TASKS | frozenset(NATIVE)
+    return frozenset(
+        name
+        for name, spec in TASKS.items()
+        if spec.remote is not None and (spec.remote.chat or native(name) is not None)
+    )
 
 
 def remote_call(task: str, pipeline_tag: str) -> str | None:
@@ -105,10 +126,11 @@ def remote_call(task: str, pipeline_tag: str) -> str | None:
     tag = pipeline_tag.strip().lower()
     if tag.startswith("translation"):  # translation_en_to_de and friends
         tag = "translation"
-    if task in _CHAT_TASKS and tag in _CHAT_TAGS:
+    spec = TASKS.get(task)
+    if spec is not None and spec.remote is not None and spec.remote.chat and tag in _CHAT_TAGS:
         return CHAT
-    native = NATIVE.get(task)
-    if native is not None and tag in native.tags:
+    found = native(task)
+    if found is not None and tag in found.tags:
         return task
     return None
 
@@ -277,10 +299,10 @@ class RemoteBackend:
     def _native(
         client: InferenceClient, model: str | None, task: str, call: ToolCall, post: Post
     ) -> ToolResult:
-        native = NATIVE.get(task)
-        if native is None:
+        found = native(task)
+        if found is None:
             raise RemoteInferenceError(f"The remote back end cannot run {task}.")
-        return native.adapter(client, model, call, post)
+        return found.adapter(client, model, call, post)
 
 
 # --------------------------------------------------------------------------- one adapter per task
@@ -343,23 +365,27 @@ def _image_labels(
     return _labels(post(lambda: client.image_classification(image, model=model)))
 
 
-for _task, _tags, _adapter in (
-    ("summarization", {"summarization"}, _summary),
-    ("translation", {"translation"}, _translation),
-    ("text-classification", {"text-classification"}, _text_labels),
-    ("zero-shot-classification", {"zero-shot-classification"}, _zero_shot),
-    ("feature-extraction", _EMBEDDING_TAGS, _embedding),
-    ("sentence-similarity", _EMBEDDING_TAGS, _similarity),
-    ("automatic-speech-recognition", {"automatic-speech-recognition"}, _transcript),
-    ("image-classification", {"image-classification"}, _image_labels),
-):
-    register_remote(_task, _tags, _adapter)
+#: Named so a spec in ``tools.tasks`` can say which one speaks its task's protocol: the
+#: specs cannot import these functions, since this module imports them, and the planner
+#: reads specs without loading huggingface_hub.
+ADAPTERS.update(
+    {
+        "summarize": _summary,
+        "translate": _translation,
+        "text labels": _text_labels,
+        "zero-shot labels": _zero_shot,
+        "embed": _embedding,
+        "compare embeddings": _similarity,
+        "transcribe": _transcript,
+        "image labels": _image_labels,
+    }
+)
 
 
 __all__ = [
+    "ADAPTERS",
     "CHAT",
     "HF_HOSTS",
-    "NATIVE",
     "RemoteAuthError",
     "RemoteBackend",
     "RemoteConfig",
@@ -370,6 +396,7 @@ __all__ = [
     "endpoint_token",
     "inference_token",
     "is_hf_host",
+    "native",
     "register_remote",
     "remote_call",
     "remote_tasks",

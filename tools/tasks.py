@@ -7,6 +7,14 @@ people say for it (the planner), how an answer introduces its output ("Transcrip
 what a follow-up request calls it ("the transcript"). Canonical names are Hugging Face
 pipeline tags ("image-to-text").
 
+A spec also says how the rest of the run treats the task's outputs and failures: which of
+the critic's task checks its outputs get (``checks``, names of checks in
+``graph_agent.verdicts``), which other task stands in when every model for it failed
+(``fallbacks``, applied by the re-planner) and how a server runs it remotely (``remote``,
+read by ``tools.remote``). These are data, not graph code, so a task registered from user
+code declares all of them in its one entry, and the layers that act on them keep their own
+code.
+
 Whether a task can *run here* is a question for its back ends (``registry.REGISTRY``, one
 tool per task) and the model catalog: a plan may name a task this machine has no model for,
 and the selector then says so. Users add a task from their own code with ``register_task``
@@ -21,9 +29,68 @@ This module sits in ``graph_agent.tools`` and imports nothing of the graph, so e
 from __future__ import annotations
 
 import re
+import string
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 KINDS = ("text", "image", "audio", "video")
+#: How a stand-in task's arguments are made from a failed step's (``Fallback.route``).
+ROUTES = ("same", "prompt", "detour")
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """Another task that does a failed step's work, and how the step's arguments become its.
+
+    The re-planner (``graph_agent.nodes.planner``) tries a task's fallbacks in order once
+    every model for the task has failed. Only routes that keep the user's meaning belong
+    here: a caption does say what is in a photo; a chat model told to summarise does
+    summarise. The route is data so that a task registered from user code can declare one
+    without touching the graph:
+
+    - ``"same"``: the step's arguments for the roles both tasks have, and ``args`` for the
+      rest (e.g. a default question for visual question answering standing in for a caption);
+    - ``"prompt"``: one ``text`` argument, ``prompt`` with its ``{slots}`` filled from the
+      step's arguments (the failed task's roles must be text a prompt can hold: a literal or
+      ``<node-j>``, not an input's name, which the executor replaces only as a whole
+      argument), the other slots from ``args``; the slots named in ``keep`` are also passed
+      on as arguments (the target language, so the critic still checks it);
+    - ``"detour"``: ``via`` runs first on the step's arguments for its roles, and ``task``
+      reads its output in the one role the failed task lacks (a document's question answered
+      over the text read out of its picture).
+    """
+
+    task: str
+    route: str = "same"
+    prompt: str = ""
+    #: (argument or slot, template) for what the step's arguments do not give, tried in
+    #: order: the first template whose ``{slots}`` the step's arguments all fill wins (a
+    #: template without slots always does).
+    args: tuple[tuple[str, str], ...] = ()
+    keep: tuple[str, ...] = ()
+    via: str | None = None
+    #: Why the detour's first step is there (shown with the revised plan).
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteRoute:
+    """How the remote back end (``graph_agent.tools.remote``) runs the task on a server.
+
+    A deployment speaks the protocol of the model it serves, so the card's Hub pipeline tag
+    picks the protocol: ``chat`` tasks run on a chat model's server with the local tool's own
+    prompt; on a model tagged one of ``tags`` the task runs with its own HF Inference
+    protocol through ``adapter``.
+    """
+
+    #: Pipeline tags of the models a server runs this task for with the task's own protocol.
+    tags: tuple[str, ...] = ()
+    #: The adapter for that protocol: the name of a built-in one (``tools.remote.ADAPTERS``)
+    #: or a function ``(client, model, call, post) -> ToolResult`` (see ``tools.remote``).
+    adapter: str | Callable[..., Any] | None = None
+    #: A chat model's server can run the task with the local tool's prompt.
+    chat: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,6 +112,14 @@ class TaskSpec:
     result: str | None = None
     #: Other spellings of the task (lower case), e.g. those TaskBench's gold uses.
     aliases: tuple[str, ...] = ()
+    #: The critic's task checks for the outputs, by name (``graph_agent.verdicts``:
+    #: "speech", "not repetitive", "condenses", or one a user registered), beside the checks
+    #: every output gets (type, not empty, file written, confidence, target language).
+    checks: tuple[str, ...] = ()
+    #: Tasks that stand in when every model for this one failed, best first.
+    fallbacks: tuple[Fallback, ...] = ()
+    #: How a server runs the task remotely; None: the remote back end cannot.
+    remote: RemoteRoute | None = None
 
     @property
     def input_types(self) -> tuple[str, ...]:
@@ -62,6 +137,18 @@ class TaskSpec:
 
 
 _T = TaskSpec
+#: The critic's built-in task checks (``graph_agent.verdicts`` runs them by these names):
+#: a transcript holds speech, not only silence markers; free writing does not loop; a
+#: summary is shorter than its text.
+SPEECH, REPETITION, CONDENSES = "speech", "not repetitive", "condenses"
+#: Models a server runs for sentence vectors are tagged either way on the Hub.
+_EMBEDDING_TAGS = ("feature-extraction", "sentence-similarity")
+#: What a chat model is told when it stands in for an entity tagger (HuggingGPT asked its
+#: chat model the same way when no tagger was at hand).
+ENTITIES_INSTRUCTION = (
+    "List the named entities in the text above: people, organisations, places, dates and "
+    "other names, one per line as 'entity (TYPE)'. Reply with the list only."
+)
 #: Every task, by its canonical name. ``register_task`` adds to it.
 TASKS: dict[str, TaskSpec] = {
     t.name: t
@@ -77,6 +164,7 @@ TASKS: dict[str, TaskSpec] = {
                 "named entity recognition",
                 "entity recognition",
             ),
+            fallbacks=(Fallback("text-generation", args=(("instruction", ENTITIES_INSTRUCTION),)),),
         ),
         _T(
             "translation",
@@ -86,6 +174,18 @@ TASKS: dict[str, TaskSpec] = {
             ("translate", "convert to another language"),
             label="Translation",
             result="translation",
+            checks=(REPETITION,),
+            fallbacks=(
+                Fallback(
+                    "text-generation",
+                    "prompt",
+                    "Translate the following text into {target_language}. Reply with the "
+                    "translation only.\n\n{text}",
+                    args=(("target_language", "English"),),
+                    keep=("target_language",),
+                ),
+            ),
+            remote=RemoteRoute(("translation",), "translate", chat=True),
         ),
         _T(
             "summarization",
@@ -96,6 +196,17 @@ TASKS: dict[str, TaskSpec] = {
             label="Summary",
             result="summary",
             aliases=("text summarization",),
+            checks=(REPETITION, CONDENSES),
+            fallbacks=(
+                Fallback(
+                    "text-generation",
+                    "prompt",
+                    "Summarize the following text {instruction}. Reply with the summary only."
+                    "\n\n{text}",
+                    args=(("instruction", "in a few sentences"),),
+                ),
+            ),
+            remote=RemoteRoute(("summarization",), "summarize", chat=True),
         ),
         _T(
             "question-answering",
@@ -105,6 +216,15 @@ TASKS: dict[str, TaskSpec] = {
             ("answer a question about a text", "extractive qa"),
             label="Answer",
             result="answer",
+            fallbacks=(
+                Fallback(
+                    "text-generation",
+                    "prompt",
+                    "Answer the question using only the context. Be brief.\n\n"
+                    "Context: {text}\n\nQuestion: {question}",
+                ),
+            ),
+            remote=RemoteRoute(chat=True),
         ),
         _T(
             "table-question-answering",
@@ -123,6 +243,9 @@ TASKS: dict[str, TaskSpec] = {
             "Conversational",
             ("chat", "reply", "respond in a conversation", "dialogue"),
             result="reply",
+            checks=(REPETITION,),
+            fallbacks=(Fallback("text-generation"),),
+            remote=RemoteRoute(chat=True),
         ),
         _T(
             "text-generation",
@@ -131,6 +254,9 @@ TASKS: dict[str, TaskSpec] = {
             "Text Generation",
             ("write", "generate text", "compose", "continue the text", "paraphrase"),
             result="text",
+            checks=(REPETITION,),
+            fallbacks=(Fallback("conversational"),),
+            remote=RemoteRoute(chat=True),
         ),
         _T(
             "sentence-similarity",
@@ -139,6 +265,7 @@ TASKS: dict[str, TaskSpec] = {
             "Sentence Similarity",
             ("compare two sentences", "semantic similarity"),
             links_onward=False,
+            remote=RemoteRoute(_EMBEDDING_TAGS, "compare embeddings"),
         ),
         _T(
             "tabular-classification",
@@ -162,6 +289,8 @@ TASKS: dict[str, TaskSpec] = {
             "Image Classification",
             ("what is in the image", "classify an image", "recognize", "identify"),
             label="Image label",
+            fallbacks=(Fallback("image-to-text"),),
+            remote=RemoteRoute(("image-classification",), "image labels"),
         ),
         _T(
             "image-to-image",
@@ -183,6 +312,15 @@ TASKS: dict[str, TaskSpec] = {
             ("caption", "describe an image", "extract text from an image", "ocr"),
             label="Caption",
             result="caption",
+            fallbacks=(
+                Fallback(
+                    "visual-question-answering",
+                    args=(
+                        ("question", "{prompt}"),
+                        ("question", "What does this image show? Describe it in one sentence."),
+                    ),
+                ),
+            ),
         ),
         _T(
             "text-to-image",
@@ -215,6 +353,14 @@ TASKS: dict[str, TaskSpec] = {
             "Document Question Answering",
             ("answer a question about a document", "document qa"),
             result="answer",
+            fallbacks=(
+                Fallback(
+                    "question-answering",
+                    "detour",
+                    via="image-to-text",
+                    why="the document's text, read for the question asked about it",
+                ),
+            ),
         ),
         _T(
             "image-segmentation",
@@ -249,6 +395,8 @@ TASKS: dict[str, TaskSpec] = {
             ("transcribe", "speech to text", "what is said"),
             label="Transcript",
             result="transcript",
+            checks=(SPEECH,),
+            remote=RemoteRoute(("automatic-speech-recognition",), "transcribe"),
         ),
         _T(
             "audio-to-audio",
@@ -283,6 +431,7 @@ TASKS: dict[str, TaskSpec] = {
             ("sentiment", "classify a text", "positive or negative"),
             label="Label",
             aliases=("text classification",),
+            remote=RemoteRoute(("text-classification",), "text labels"),
         ),
         _T(
             "zero-shot-classification",
@@ -291,9 +440,24 @@ TASKS: dict[str, TaskSpec] = {
             None,
             ("classify into given labels", "zero-shot"),
             label="Label",
+            remote=RemoteRoute(("zero-shot-classification",), "zero-shot labels"),
         ),
-        _T("feature-extraction", (("text", "text"),), "text", None, ("embed", "embedding")),
-        _T("text2text-generation", (("text", "text"),), "text", None, ("rewrite", "paraphrase")),
+        _T(
+            "feature-extraction",
+            (("text", "text"),),
+            "text",
+            None,
+            ("embed", "embedding"),
+            remote=RemoteRoute(_EMBEDDING_TAGS, "embed"),
+        ),
+        _T(
+            "text2text-generation",
+            (("text", "text"),),
+            "text",
+            None,
+            ("rewrite", "paraphrase"),
+            checks=(REPETITION,),
+        ),
     )
 }
 
@@ -309,11 +473,49 @@ ALIASES: dict[str, str] = {k: v for spec in TASKS.values() for k, v in _alias_en
 _NAME = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 
 
+def template_slots(template: str) -> tuple[str, ...]:
+    """The ``{slot}`` names of a fallback's prompt or argument template, in order.
+
+    A ValueError for a template ``str.format`` cannot fill (an unmatched brace, a slot with
+    an index or format spec): a fallback is checked when it is registered, not when a run
+    first needs it.
+    """
+    names: list[str] = []
+    for _, name, spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise ValueError(f"{{{name}}} in {template!r} is not a plain {{argument}} slot")
+        names.append(name)
+    return tuple(names)
+
+
+def _fallback_problems(spec: TaskSpec) -> list[str]:
+    """What is wrong with ``spec``'s fallbacks, in words (empty when nothing is)."""
+    problems: list[str] = []
+    for fb in spec.fallbacks:
+        if fb.task == spec.name:
+            problems.append(f"a fallback to {fb.task!r} itself")
+        if fb.route not in ROUTES:
+            problems.append(f"route {fb.route!r} for {fb.task!r} (routes: {', '.join(ROUTES)})")
+        if fb.route == "prompt" and not fb.prompt:
+            problems.append(f"a prompt route to {fb.task!r} without a prompt")
+        if fb.route == "detour" and not fb.via:
+            problems.append(f"a detour to {fb.task!r} without the task it goes 'via'")
+        try:
+            for template in [fb.prompt, *(t for _, t in fb.args)]:
+                template_slots(template)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     """Add ``spec`` to the registry (or, with ``replace``, change an existing task).
 
-    The planner, validator and report read the registry when they run, so a task
-    registered before a request is planned is one like any other. Register at start-up,
+    The planner, validator, critic, re-planner, remote back end and report read the
+    registry when they run, so a task registered before a request is planned is one like
+    any other, with its checks, fallbacks and remote route. Register at start-up,
     before runs begin: the tables are shared by every run in the process. Give it a back end with
     ``registry.register_tool`` and a model card naming it (see the README) to run it.
     """
@@ -329,6 +531,13 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
         raise ValueError(
             f"Task {spec.name!r} needs at least one role, and roles and output of the kinds "
             f"{', '.join(KINDS)} (got {sorted(kinds)})."
+        )
+    if problems := _fallback_problems(spec):
+        raise ValueError(f"Task {spec.name!r} has bad fallbacks: {'; '.join(problems)}.")
+    if spec.remote and spec.remote.tags and spec.remote.adapter is None:
+        raise ValueError(
+            f"Task {spec.name!r}: a remote route with pipeline tags needs the adapter that "
+            "speaks their protocol."
         )
     entries = _alias_entries(spec)
     taken = {

@@ -9,12 +9,13 @@ For each failed step, in order of preference:
 
 1. the same task with the models not yet tried, when the critic stopped because the retry
    budget was spent (the selector then drops the models in the run's ``avoid`` list);
-2. another task that gives the same kind of output (``ALTERNATIVES``): a caption for an image
-   label, visual question answering for a caption, a prompted chat model for summarising,
-   translating or answering, when that task is not already known to fail in this run; or
-   another task after a step that makes its input (a ``Detour``): a question about a
-   document's picture is answered over the text read out of it (image-to-text, then
-   question answering);
+2. another task that gives the same kind of output, as the failed task's spec lists them
+   (``TaskSpec.fallbacks`` in ``graph_agent.tools.tasks``, so a task registered from user
+   code brings its own): a caption for an image label, visual question answering for a
+   caption, a prompted chat model for summarising, translating or answering, when that task
+   is not already known to fail in this run; or another task after a step that makes its
+   input (a ``Detour``): a question about a document's picture is answered over the text
+   read out of it (image-to-text, then question answering);
 3. otherwise the failure stands, and the report says why.
 
 Replacements keep the step's id, so later steps' ``<node-j>`` references stay valid; a
@@ -24,7 +25,6 @@ detour's first step gets a new id.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from graph_agent.planning.plan import Plan, PlanError, Subtask, validate
 from graph_agent.progress import ALL_MODELS
 from graph_agent.state import RESET, State
 from graph_agent.tools.registry import REGISTRY
+from graph_agent.tools.tasks import TASKS, Fallback, template_slots
 from graph_agent.turns import carried_inputs
 
 #: Keys one run accumulates; a new request on a reused thread must not inherit them.
@@ -197,11 +198,6 @@ class Detour:
     why: str
 
 
-#: Builds a replacement task's arguments from the failed step's (or a ``Detour`` that makes
-#: one of them first), or None when it cannot.
-ArgsBuilder = Callable[[dict[str, Any], dict[str, Any]], "dict[str, Any] | Detour | None"]
-
-
 def _prompt_text(value: Any, input_types: dict[str, Any]) -> str | None:
     """A text argument that can be written into a prompt: a literal or a ``<node-j>``.
 
@@ -213,96 +209,67 @@ def _prompt_text(value: Any, input_types: dict[str, Any]) -> str | None:
     return value
 
 
-def _image_only(args: dict[str, Any], _types: dict[str, Any]) -> dict[str, Any] | None:
-    return {"image": args["image"]} if args.get("image") else None
-
-
-def _caption_as_question(args: dict[str, Any], _types: dict[str, Any]) -> dict[str, Any] | None:
-    if not args.get("image"):
+def _filled(template: str, args: dict[str, Any]) -> Any | None:
+    """``template`` filled from the step's ``args``, or None when a slot's argument is
+    missing or empty. A template that is one whole slot ("{prompt}") gives the argument as
+    it is, so an input's name or a ``<node-j>`` stays a whole argument the executor resolves.
+    """
+    slots = template_slots(template)
+    if any(not args.get(name) for name in slots):
         return None
-    question = args.get("prompt") or "What does this image show? Describe it in one sentence."
-    return {"image": args["image"], "question": question}
+    if slots and template == f"{{{slots[0]}}}":
+        return args[slots[0]]
+    return template.format_map({name: args[name] for name in slots})
 
 
-def _same_text(args: dict[str, Any], _types: dict[str, Any]) -> dict[str, Any] | None:
-    return {"text": args["text"]} if args.get("text") else None
+def _from_templates(name: str, fallback: Fallback, args: dict[str, Any]) -> Any | None:
+    """The first of ``fallback``'s templates for ``name`` that ``args`` fill, or None."""
+    for key, template in fallback.args:
+        if key == name and (value := _filled(template, args)) is not None:
+            return value
+    return None
 
 
-def _summary_prompt(args: dict[str, Any], types: dict[str, Any]) -> dict[str, Any] | None:
-    text = _prompt_text(args.get("text"), types)
-    if text is None:
+def _stand_in_args(
+    fallback: Fallback, step: Subtask, types: dict[str, Any]
+) -> dict[str, Any] | Detour | None:
+    """The stand-in task's arguments made from the failed ``step``'s by the fallback's route
+    (``tools.tasks.Fallback`` says what each route does), a ``Detour`` that makes one of them
+    first, or None when the step's arguments do not allow it."""
+    failed, stand_in = TASKS.get(step.task), TASKS.get(fallback.task)
+    if failed is None or stand_in is None:
         return None
-    how = args.get("instruction") or "in a few sentences"
-    return {"text": f"Summarize the following text {how}. Reply with the summary only.\n\n{text}"}
-
-
-def _translation_prompt(args: dict[str, Any], types: dict[str, Any]) -> dict[str, Any] | None:
-    text = _prompt_text(args.get("text"), types)
-    if text is None:
-        return None
-    target = args.get("target_language") or "English"
-    return {
-        "text": f"Translate the following text into {target}. Reply with the translation only."
-        f"\n\n{text}",
-        # Kept so the critic still checks the output's language.
-        "target_language": target,
-    }
-
-
-def _answer_prompt(args: dict[str, Any], types: dict[str, Any]) -> dict[str, Any] | None:
-    text = _prompt_text(args.get("text"), types)
-    question = _prompt_text(args.get("question"), types)
-    if text is None or question is None:
-        return None
-    return {
-        "text": "Answer the question using only the context. Be brief.\n\n"
-        f"Context: {text}\n\nQuestion: {question}"
-    }
-
-
-#: What the chat model is told when it stands in for an entity tagger (HuggingGPT asked its
-#: chat model the same way when no tagger was at hand).
-ENTITIES_INSTRUCTION = (
-    "List the named entities in the text above: people, organisations, places, dates and "
-    "other names, one per line as 'entity (TYPE)'. Reply with the list only."
-)
-
-
-def _entities_prompt(args: dict[str, Any], _types: dict[str, Any]) -> dict[str, Any] | None:
-    # The text stays a whole argument (an input, a quote or ``<node-j>``), resolved as
-    # usual; the instruction says what to do with it (``tools.text._with_instruction``).
-    return {"text": args["text"], "instruction": ENTITIES_INSTRUCTION} if args.get("text") else None
-
-
-def _read_then_answer(args: dict[str, Any], _types: dict[str, Any]) -> Detour | None:
-    """A question about a document's picture, answered over the text read out of it (as
-    HuggingGPT chained OCR and a chat model): document QA models are not to be had here,
-    a text reader (OCR) and a chat model are."""
-    if not args.get("image") or not args.get("question"):
-        return None
-    return Detour(
-        "image-to-text",
-        {"image": args["image"]},
-        "text",
-        {"question": args["question"]},
-        "the document's text, read for the question asked about it",
-    )
-
-
-#: Failed task -> other tasks that give the same kind of output for the same inputs, best
-#: first. Only routes that keep the user's meaning: a caption does say what is in a photo; a
-#: chat model prompted to summarise does summarise. Tasks with no such route are absent.
-ALTERNATIVES: dict[str, tuple[tuple[str, ArgsBuilder], ...]] = {
-    "image-classification": (("image-to-text", _image_only),),
-    "image-to-text": (("visual-question-answering", _caption_as_question),),
-    "summarization": (("text-generation", _summary_prompt),),
-    "translation": (("text-generation", _translation_prompt),),
-    "question-answering": (("text-generation", _answer_prompt),),
-    "document-question-answering": (("question-answering", _read_then_answer),),
-    "token-classification": (("text-generation", _entities_prompt),),
-    "conversational": (("text-generation", _same_text),),
-    "text-generation": (("conversational", _same_text),),
-}
+    own = {role for role, _ in failed.roles}
+    args = step.args
+    if fallback.route == "same":
+        out = {role: args[role] for role, _ in stand_in.roles if role in own and args.get(role)}
+        for name in dict.fromkeys(key for key, _ in fallback.args):
+            if name not in out and (value := _from_templates(name, fallback, args)) is not None:
+                out[name] = value
+        return out if all(role in out for role, _ in stand_in.roles) else None
+    if fallback.route == "prompt":
+        if [kind for _, kind in stand_in.roles] != ["text"]:
+            return None  # a prompt is one text: the stand-in must take just that
+        values: dict[str, Any] = {}
+        for name in template_slots(fallback.prompt):
+            if name in own:
+                value = _prompt_text(args.get(name), types)
+            else:
+                value = args.get(name) or _from_templates(name, fallback, args)
+            if not value:
+                return None
+            values[name] = value
+        prompt = {stand_in.roles[0][0]: fallback.prompt.format_map(values)}
+        return {**prompt, **{key: values[key] for key in fallback.keep if key in values}}
+    if fallback.route == "detour" and (via := TASKS.get(fallback.via or "")) is not None:
+        first = {role: args.get(role) for role, _ in via.roles}
+        then = [role for role, _ in stand_in.roles if role not in own]
+        rest = {role: args.get(role) for role, _ in stand_in.roles if role in own}
+        if len(then) != 1 or not all(first.values()) or not all(rest.values()):
+            return None
+        why = fallback.why or f"{via.name} first, for {stand_in.name}"
+        return Detour(via.name, first, then[0], rest, why)
+    return None
 
 
 @dataclass
@@ -342,10 +309,12 @@ def _alternative(
 
     A detour's first step, ``new_id``, goes before the replacement, which reads its output.
     """
-    for task, build in ALTERNATIVES.get(step.task, ()):
+    spec = TASKS.get(step.task)
+    for fallback in spec.fallbacks if spec is not None else ():
+        task = fallback.task
         if task not in REGISTRY or ALL_MODELS in avoid.get(task, ()):
             continue  # nothing can run it here, or it already failed in this run
-        args = build(step.args, types)
+        args = _stand_in_args(fallback, step, types)
         if isinstance(args, Detour):
             if args.task not in REGISTRY or ALL_MODELS in avoid.get(args.task, ()):
                 continue
