@@ -230,6 +230,12 @@ def test_what_the_sign_says_runs_ocr_end_to_end(capsys, pack_model_dir, sign, tm
     (step,) = final["report"]["steps"]
     assert (step["task"], step["model"], step["status"]) == ("image-to-text", OCR_ID, "ok")
     assert final["outputs"]["node-0"] == "EXIT 12"
+    # Read off the picture, so the answer and the report call it that, not a caption
+    # (image-to-text's label), which would tell the user it describes the picture.
+    assert f"- Text in the image (node-0, {OCR_ID}): EXIT 12" in final["answer"]
+    assert step["output_title"] == "Text in the image"
+    assert "**Output: Text in the image**" in final["report_markdown"]
+    assert "Caption" not in final["answer"] + final["report_markdown"]
 
 
 # --------------------------------------------------------------------------- document QA

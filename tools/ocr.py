@@ -27,7 +27,7 @@ import numpy as np
 from graph_agent.tools.errors import ModelUnavailableError, ToolError
 from graph_agent.tools.media import load_image
 from graph_agent.tools.model_pack.manifest import OCR_DETECTOR, OCR_DIRECTION, OCR_RECOGNISER
-from graph_agent.tools.results import ToolResult
+from graph_agent.tools.results import TEXT_IN_IMAGE, ToolResult
 from graph_agent.tools.spec import TaskTool, ToolCall
 
 #: Detection scales the image so its longer side is at most this (PaddleOCR's own default).
@@ -281,7 +281,7 @@ def text_in_image(found: list[Piece]) -> ToolResult:
         )
     lines = reading_order(found)
     return ToolResult(
-        kind="text",
+        kind=TEXT_IN_IMAGE,  # the answer calls it text in the image, not a caption
         modality="text",
         text="\n".join(line["text"] for line in lines),
         data=lines,
