@@ -28,7 +28,9 @@ models: $(STAMP)
 demo: models
 	$(BIN)/python -m graph_agent.demo
 
+# The optional Tesseract pack (4 MB) too, so its reader is tested on real weights.
 test: models
+	$(BIN)/graph-agent models install --pack tesseract
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 # Every benchmark, one table; JSON and a plot in evals/results/ (BENCH_ARGS=--full adds 1M cards).

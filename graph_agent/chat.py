@@ -233,11 +233,16 @@ def answer_messages(report: dict[str, Any]) -> list[tuple[str, str]]:
     Results are quoted in full (up to a limit) so the model can quote them exactly; failed
     steps come with their problems so the answer says what went wrong instead of guessing.
     """
+    # Here, not at the top: the planner imports this module and needs no tool code.
+    from graph_agent.tools.results import KIND_TITLES
+
     parts = []
     for s in report.get("steps") or []:
         head = f"- Step {s['id']} ({s['task']}"
-        head += f", model {s['model']})" if s.get("model") else ")"
         output = s.get("output")
+        if output and output.get("kind") in KIND_TITLES:  # OCR text is no caption
+            head += f", {KIND_TITLES[output['kind']].lower()}"
+        head += f", model {s['model']})" if s.get("model") else ")"
         if output:
             if output.get("modality") in ("image", "audio") and output.get("path"):
                 body = f"made the {output['modality']} file {output['path']}"

@@ -16,7 +16,7 @@ from typing import Any
 from graph_agent.progress import blocked_steps
 from graph_agent.state import State
 from graph_agent.tools.pipeline_cache import PIPELINES
-from graph_agent.tools.results import ToolResult
+from graph_agent.tools.results import KIND_TITLES, ToolResult
 from graph_agent.tools.tasks import TASKS
 
 #: File names under the run's artifact directory.
@@ -29,14 +29,20 @@ MAX_RULED_OUT = 10
 # --------------------------------------------------------------------------- JSON report
 
 
-def _title(task: str) -> str:
-    """How the template answer introduces ``task``'s output (the spec's label)."""
+def _title(task: str, output: dict[str, Any] | None = None) -> str:
+    """How the answer and the report introduce ``task``'s output: the title of the output's
+    kind where it has one (text an OCR back end read is "Text in the image", though its
+    task, image-to-text, is labelled "Caption"), else the task spec's label."""
+    kind = (output or {}).get("kind")
+    if kind in KIND_TITLES:
+        return KIND_TITLES[kind]
     spec = TASKS.get(task)
     return spec.title if spec else task.replace("-", " ").capitalize()
 
 
 def _line(step: dict[str, Any], result: dict[str, Any] | None, blocked: bool) -> str:
-    title = _title(step["task"])
+    ok = result is not None and result.get("status") == "ok"
+    title = _title(step["task"], result["result"] if ok else None)
     if blocked:
         return f"- {title} ({step['id']}): skipped, because a step it needs failed."
     if result is None:
@@ -227,6 +233,7 @@ def _step_entry(
         if result.get("status") == "ok":
             out = result["result"]
             entry["output"] = out
+            entry["output_title"] = _title(step["task"], out)
             if out.get("modality") in ("image", "audio") and out.get("path"):
                 entry["artifact"] = out["path"]
         else:
@@ -529,7 +536,7 @@ def _step_section(s: dict[str, Any], base_dir: str | Path | None) -> list[str]:
         lines.append("")
     output = s.get("output")
     if output:
-        lines += _output_lines(output, base_dir)
+        lines += _output_lines(output, base_dir, s.get("output_title"))
     elif s.get("problems"):
         lines += ["**Failed:** " + _cell("; ".join(s["problems"]), 1000), ""]
     return lines
@@ -553,8 +560,10 @@ def _checks(checks: list[dict[str, Any]]) -> str:
     )
 
 
-def _output_lines(output: dict[str, Any], base_dir: str | Path | None) -> list[str]:
-    lines = ["**Output**", ""]
+def _output_lines(
+    output: dict[str, Any], base_dir: str | Path | None, title: str | None = None
+) -> list[str]:
+    lines = [f"**Output: {title}**" if title else "**Output**", ""]
     if output.get("modality") in ("image", "audio") and output.get("path"):
         lines.append(f"Artifact ({output['modality']}): {_link(output['path'], base_dir)}")
         if output.get("text"):

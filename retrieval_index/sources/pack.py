@@ -2,14 +2,17 @@
 
 These are the only cards whose models are always runnable here, so ``local_path`` is the
 model's directory. A card whose model is a system program (``"program": "apertium"``: the
-pack holds its card, not the program) is runnable only while that program is on PATH;
-without it the card has no ``local_path``, so the selector rules it out ("weights not on this
-machine") instead of choosing a model that cannot start. A damaged card file is skipped
-with a warning rather than breaking every selection: the other models still work.
+pack holds its card, not the program) is runnable only while that program is on PATH, and
+one whose back end needs an optional Python package (``"module": "tesserocr"``) only while
+that package can be imported; without it the card has no ``local_path``, so the selector
+rules it out ("weights not on this machine") instead of choosing a model that cannot start.
+A damaged card file is skipped with a warning rather than breaking every selection: the
+other models still work.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -31,8 +34,10 @@ def pack_cards(models_dir: str | Path, *, report: ImportReport | None = None) ->
             raw = json.loads(card_file.read_text(encoding="utf-8"))
             if not isinstance(raw, dict):
                 raise ValueError("not a JSON object")
-            program = raw.get("program")
-            if not program or shutil.which(str(program)):
+            program, module = raw.get("program"), raw.get("module")
+            if (not program or shutil.which(str(program))) and (
+                not module or importlib.util.find_spec(str(module)) is not None
+            ):
                 raw["local_path"] = str(card_file.parent)
             cards.append(ModelCard.from_dict(raw))
         except (OSError, ValueError, TypeError) as exc:

