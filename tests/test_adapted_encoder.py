@@ -14,6 +14,7 @@ from graph_agent.planning import adapted_encoder
 from graph_agent.planning.adapted_encoder import ADAPTER, adapted_export, export_path, merged_model
 from graph_agent.planning.task_detector import (
     ADAPTER_ENV,
+    ADAPTER_MIN_WORDS,
     LEXICAL_DIM,
     NONE,
     Encoder,
@@ -120,6 +121,13 @@ def test_the_adapter_is_off_unless_switched_on(models_dir, monkeypatch):
     assert TaskDetector(models_dir).adapted is None
 
 
+LONG = (
+    "I have a recording of our weekly meeting in meeting.wav, could you transcribe it for me, "
+    "then summarize the discussion and read the summary aloud"
+)
+LONG_SPANS = [(0, 87), (89, 118), (123, len(LONG))]
+
+
 def test_the_detector_blends_the_adapter_head_into_its_odds(models_dir, monkeypatch):
     monkeypatch.setenv(ADAPTER_ENV, "1")
     det = TaskDetector(models_dir)
@@ -128,11 +136,16 @@ def test_the_detector_blends_the_adapter_head_into_its_odds(models_dir, monkeypa
     assert {det.encoder.tokens.backend, det.adapted.tokens.backend} == {"onnxruntime"}
     assert det.adapted.tokens is not det.encoder.tokens
     assert det.encoder is encoder(str(models_dir), True) is not encoder(str(models_dir))
-    with_head, _ = det.detect(REQUEST, SPANS)
+    assert len(LONG.split()) >= ADAPTER_MIN_WORDS > len(REQUEST.split())
+    with_head, _ = det.detect(LONG, LONG_SPANS)
+    short_with, _ = det.detect(REQUEST, SPANS)
     det.adapter_head = None
-    without, _ = det.detect(REQUEST, SPANS)
+    without, _ = det.detect(LONG, LONG_SPANS)
+    short_without, _ = det.detect(REQUEST, SPANS)
     assert with_head.shape == without.shape == (3, len(det.labels))
     assert np.allclose(with_head.sum(1), 1.0, atol=1e-5)
     assert float(np.abs(with_head - without).max()) > 1e-3
     picks = [det.labels[i] for i in with_head.argmax(1)]
     assert picks == ["automatic-speech-recognition", "summarization", "text-to-speech"]
+    # A request shorter than TaskBench's shortest is read by the base classifier alone.
+    assert np.array_equal(short_with, short_without)
