@@ -600,3 +600,35 @@ def test_a_translation_still_in_english_is_rejected_and_replanned(calls, tmp_pat
     accepted = _decided(final, "critic", "accepted")[-1]
     assert accepted["task"] == "text-generation" and accepted["replan"] == 1
     assert {c["check"]: c["verdict"] for c in accepted["checks"]}["target language"] == PASSED
+
+
+def _picture_question(question: str) -> dict:
+    return {
+        "subtasks": [
+            {
+                "id": "node-0",
+                "task": "visual-question-answering",
+                "args": {"image": "group.jpg", "question": question},
+            }
+        ]
+    }
+
+
+def test_a_counting_question_with_no_picture_model_goes_to_a_detector_and_others_do_not():
+    failed = {"node-0": {"status": "failed", "model": None}}
+    avoid = {"visual-question-answering": [ALL_MODELS]}
+    for question in ("How many people are in group.jpg?", "is there a dog in group.jpg"):
+        revision = revise_plan(
+            _picture_question(question), failed, {}, avoid, {"group.jpg": "image"}
+        )
+        (step,) = revision.plan.subtasks
+        assert (step.id, step.task, step.args) == (
+            "node-0",
+            "object-detection",
+            {"image": "group.jpg"},
+        )
+    # A detector's boxes do not say what colour something is: no route, the failure stands.
+    colour = revise_plan(
+        _picture_question("What colour is her jacket?"), failed, {}, avoid, {"group.jpg": "image"}
+    )
+    assert colour.plan is None and "node-0" in colour.stuck

@@ -153,3 +153,19 @@ def test_counting_cars_says_no_model_here_can_and_how_to_add_one(
     assert not step.get("model")  # the face detector never ran on it
     assert "No model here can do this object-detection" in final["answer"]
     assert "count the cars" in final["answer"] and "To add one" in final["answer"]
+
+
+def test_how_many_people_is_answered_by_the_detector_when_no_picture_model_answers_questions(
+    capsys, pack_model_dir, sample_photo, tmp_path
+):
+    # The planner reads "how many people are in ..." as a question about the picture; with no
+    # visual question answering model here, the re-plan counts with the detector instead.
+    pack_model_dir(DETECTOR)
+    final, step = _run_json(capsys, "how many people are in group.jpg", sample_photo, tmp_path)
+    assert (step["task"], step["model"], step["status"]) == ("object-detection", DETECTOR_ID, "ok")
+    assert final["outputs"]["node-0"] == "1 face, 1 person"
+    (replan,) = final["report"]["replanning"]
+    assert (
+        "visual-question-answering failed with every model; object-detection instead"
+        in (replan["reason"])
+    )

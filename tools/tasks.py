@@ -39,6 +39,12 @@ KINDS = ("text", "image", "audio", "video")
 ROUTES = ("same", "prompt", "detour")
 
 
+#: A question a detector answers by what it finds: counting or finding things in a picture.
+COUNTING_QUESTION = (
+    r"\b(how many|count|number of|are there any|is there an?|where (is|are)|locate|find)\b"
+)
+
+
 @dataclass(frozen=True)
 class Fallback:
     """Another task that does a failed step's work, and how the step's arguments become its.
@@ -72,6 +78,10 @@ class Fallback:
     via: str | None = None
     #: Why the detour's first step is there (shown with the revised plan).
     why: str = ""
+    #: A pattern (case-insensitive) one of the step's text arguments must match for the
+    #: route to keep the user's meaning; empty: always. A detector answers "how many
+    #: people are in group.jpg?" by counting what it finds, not "what colour is the car?".
+    when: str = ""
 
 
 @dataclass(frozen=True)
@@ -344,6 +354,7 @@ TASKS: dict[str, TaskSpec] = {
             "Visual Question Answering",
             ("answer a question about an image", "vqa"),
             label="Answer",
+            fallbacks=(Fallback("object-detection", when=COUNTING_QUESTION),),
             result="answer",
         ),
         _T(

@@ -24,6 +24,7 @@ detour's first step gets a new id.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -314,6 +315,9 @@ def _alternative(
         task = fallback.task
         if task not in REGISTRY or ALL_MODELS in avoid.get(task, ()):
             continue  # nothing can run it here, or it already failed in this run
+        texts = [v for v in step.args.values() if isinstance(v, str)]
+        if fallback.when and not any(re.search(fallback.when, t, re.IGNORECASE) for t in texts):
+            continue  # the route would not answer what this step asks
         args = _stand_in_args(fallback, step, types)
         if isinstance(args, Detour):
             if args.task not in REGISTRY or ALL_MODELS in avoid.get(args.task, ()):
