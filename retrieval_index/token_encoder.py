@@ -90,8 +90,9 @@ class TokenEncoder:
         self._torch: Any = None
         self._lock = threading.Lock()
         if onnx_file is not None:
-            # Run right after the base pass, whose threads still spin: sleeping threads
-            # here, as for the queries below.
+            # Runs next to another session (the adapted export right after the base pass;
+            # the 8-bit base pass just before the selector's queries): sleeping threads, as
+            # for the queries below, so neither waits on the other's spinning ones.
             self._session = _ort_session(onnx_file, spin=False)
             return
         onnx = self.path / ONNX_FILE

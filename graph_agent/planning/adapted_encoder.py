@@ -7,12 +7,11 @@ each adapted projection) and the result exported to ONNX with 8-bit weights next
 export, once per adapter version (``onnx/planner-<digest>-qint8.onnx``). Switched on
 (``task_detector.ADAPTER_ENV``; off by default, see there why), the task detector reads a
 request twice: with the base encoder, whose vectors its linear classifier and
-implied-task head were trained on (and which the selector shares), and with this one, whose
-head it blends in. 8-bit because the second pass must fit the planning budget (about half a
-full-precision pass), and the planner's held-out scores were within 0.2 points of a
-full-precision export's (CHANGELOG, 2026-11-27, fourth session). One encoder for both, the
-adapted one with the linear classifier retrained on it, was tried and lost the most on the
-largest blind set.
+implied-task head were trained on, and with this one, whose head it blends in. 8-bit
+because the second pass must fit the planning budget (about half a full-precision pass),
+and the planner's held-out scores were within half a point of a full-precision export's
+(CHANGELOG, 2026-11-27, fourth session). One encoder for both, the adapted one with the
+linear classifier retrained on it, was tried and lost the most on the largest blind set.
 
 The export is written atomically (a partly written file is never read) and checked against
 PyTorch as the pack's own 8-bit export is. Where the models directory cannot be written (a
