@@ -59,11 +59,13 @@ ADAPTER_TEMPERATURE = 3.0
 #: was surer than right ("who painted the Mona Lisa?" became a picture to draw; "transcribe
 #: call1.wav and call2.wav and tell me if they say the same thing" an invalid plan).
 ADAPTER_MIN_WORDS = 20
-#: With the adapter, both passes run on 8-bit weights: two 8-bit passes take less than the
-#: one full-precision pass did (plan+select p50 27 against 54 ms on the same busy machine),
-#: and held-out node / edge F1 were 79.73 / 40.98 against 79.84 / 41.75 with the base pass
-#: at full precision (the linear classifier was trained on full-precision vectors). Without
-#: the adapter the base pass stays full precision: at 8 bits alone edge F1 fell 1.7 points.
+#: With the adapter, both passes run on 8-bit weights: two 8-bit passes cost little more
+#: than the one full-precision pass (plan+select p50 23.1-23.6 against 20.0-22.6 ms on a
+#: quiet machine; on a busy one 27 against 54 ms, where the full-precision session's
+#: spinning threads slow the selector's), and held-out node / edge F1 were 79.73 / 40.98
+#: against 79.84 / 41.75 with the base pass at full precision (the linear classifier was
+#: trained on full-precision vectors). Without the adapter the base pass stays full
+#: precision: at 8 bits alone edge F1 fell 1.7 points.
 EIGHT_BIT = True
 #: Output classes, in weight-matrix column order.
 LABELS: tuple[str, ...] = (*TASKS, NONE)
