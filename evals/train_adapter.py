@@ -83,8 +83,9 @@ def export(path: Path, data: str | None = None) -> None:
         return [nz.tolist(), vec[nz].round(6).tolist()]
 
     examples: list[dict[str, Any]] = []
-    human = tp.human_records(enc)
-    for r in records + human:
+    tagged = [(r, CLAUSE_WEIGHT) for r in records]
+    tagged += [(r, HUMAN_WEIGHT) for r in tp.human_records(enc)]
+    for r, weight in tagged:
         nodes = taskbench.parse_nodes(r.get("task_nodes"))
         clauses = split_clauses(r["instruction"])
         if nodes is None or not clauses:
@@ -101,7 +102,7 @@ def export(path: Path, data: str | None = None) -> None:
                     "text": plain,
                     "spans": [spans[i] for i in keep],
                     "labels": [aligned[i] for i in keep],
-                    "weights": [HUMAN_WEIGHT if r in human else CLAUSE_WEIGHT] * len(keep),
+                    "weights": [weight] * len(keep),
                     "lexical": [sparse(plain[spans[i][0] : spans[i][1]]) for i in keep],
                 }
             )

@@ -308,7 +308,8 @@ class TaskDetector:
         self.encoder = encoder(str(Path(models_dir).expanduser()), EIGHT_BIT and adapted)
         self.W, self.b, self.labels = load_weights(str(weights))
         self.set_head = load_head(str(weights))
-        #: The fine-tuned encoder and its classifier (see ``detect``), when enabled.
+        #: The fine-tuned encoder and its classifier (see ``detect``), when enabled: both
+        #: or neither.
         self.adapted = adapted_encoder(str(Path(models_dir).expanduser())) if adapted else None
         self.adapter_head = load_adapter_head() if self.adapted is not None else None
         if self.adapter_head is not None and self.adapter_head.labels != self.labels:
@@ -323,23 +324,20 @@ class TaskDetector:
         """Task probabilities per clause (rows: clauses; columns: ``self.labels``), and the
         tasks the whole request implies.
 
-        One encoder pass serves both. Requests past the encoder's 512 positions get no
-        implied tasks (their clauses are encoded one by one).
+        One encoder pass serves both (a second one, by the adapted encoder, when it is on).
+        Requests past the encoder's 512 positions get no implied tasks (their clauses are
+        encoded one by one).
         """
-        states = self.encoder.token_states(neutral_files(request))
+        text = neutral_files(request)
+        states = self.encoder.token_states(text)
         implied = self.set_head.implied(states) if self.set_head and states else []
         if not spans:
             return np.zeros((0, len(self.labels)), dtype=np.float32), implied
         clause_input = clause_features(self.encoder, request, spans, states)
         probs = softmax(single_thread_matmul(clause_input, self.W) + self.b)
-        if (
-            self.adapted is not None
-            and self.adapter_head is not None
-            and len(request.split()) >= ADAPTER_MIN_WORDS
-        ):
+        if self.adapter_head is not None and len(request.split()) >= ADAPTER_MIN_WORDS:
             # A second reading, by the fine-tuned encoder and its head, averaged with the
             # first in log space (``ADAPTER_BLEND``).
-            text = neutral_files(request)
             words = clause_input[:, -LEXICAL_DIM:]
             tuned = self.adapted.token_states(text)
             z = self.adapter_head.logits(self.adapted.span_means(text, spans, tuned), words)
