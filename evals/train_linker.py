@@ -1,6 +1,12 @@
 """Train the learned linker (``planning/learned_linking.py``); writes ``data/linker.json``.
 
-    python -m graph_agent.evals.train_linker [--data DIR] [--out FILE] [--folds K]
+    GRAPH_AGENT_PLANNER_ADAPTER=0 python -m graph_agent.evals.train_linker [--folds K]
+                                                   [--data DIR] [--out FILE]
+
+The stored linker was trained on the steps the base reading predicts (the variable above).
+Trained on the steps of both readings (the planner's default since 2026-11-27) it scored the
+same on TaskBench's held-out part but linked a second picture's question to the first
+picture's answer ("Answer 'what color is the car?' about a.jpg and b.jpg").
 
 What it learns from: TaskBench's *train* part (``taskbench.split_of``) and the human
 training sets (``train_planner.HUMAN_TRAINING``), never TaskBench's held-out part nor a

@@ -278,6 +278,7 @@ HUMAN_TRAINING = tuple(
         "human_requests_everyday_tune.jsonl",
         "human_requests_multimodal_tune.jsonl",
         "human_requests_train.jsonl",
+        "human_requests_train2.jsonl",
     )
 )
 SEED_WEIGHT, STEP_WEIGHT, CLAUSE_WEIGHT = 2.0, 0.5, 1.0

@@ -1,4 +1,5 @@
-"""Clause labels as a sequence: a step whose image or audio nothing provides pays a penalty."""
+"""Clause labels as a sequence: a step whose image, audio or table nothing provides pays a
+penalty."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import numpy as np
 import pytest
 
 from graph_agent.planning.batch import inputs_named_in
-from graph_agent.planning.decoding import MEDIA_PENALTY, label_sequence, media_mask
+from graph_agent.planning.decoding import (
+    MEDIA_PENALTY,
+    label_sequence,
+    media_mask,
+    needed_media,
+    table_kinds,
+)
 from graph_agent.planning.offline import detector, plan_offline
 from graph_agent.planning.plan import validate
 
@@ -18,11 +25,54 @@ def _decode(rows: list[list[float]], start_media: int = 0) -> list[str]:
     return label_sequence(np.log(np.array(rows) + 1e-9), LABELS, "none", start_media)
 
 
-def test_media_mask_reads_image_and_audio_only():
+def test_media_mask_reads_image_audio_and_table_only():
     assert media_mask([]) == 0
     assert media_mask(["text", None, "video"]) == 0
     assert media_mask(["image", "text"]) == IMAGE
     assert media_mask(["audio", "image"]) == 3
+    assert media_mask(["table", "image"]) == 5
+
+
+QA_LABELS = ("question-answering", "visual-question-answering", "table-question-answering", "none")
+
+
+def _decode_qa(rows: list[list[float]], start_media: int = 0, **kw) -> list[str]:
+    folds = {"visual-question-answering": "question-answering"}
+    return label_sequence(
+        np.log(np.array(rows) + 1e-9), QA_LABELS, "none", start_media, folds=folds, **kw
+    )
+
+
+def test_a_table_question_needs_a_table():
+    table = media_mask(table_kinds(["sales.csv", "notes.txt"]))
+    assert table and needed_media("table-question-answering") == table
+    assert table_kinds(["photo.jpg", "notes.txt", "data.json"]) == []
+    row = [0.25, 0.0, 0.45, 0.3]  # "how many ppl in group.jpg", read as about a table
+    assert _decode_qa([row], start_media=IMAGE) == ["none"]
+    assert _decode_qa([row], start_media=IMAGE | table) == ["table-question-answering"]
+
+
+def test_a_question_put_to_a_picture_that_is_not_there_is_a_question():
+    # "who painted the Mona Lisa?": the picture question's odds go to question answering
+    # when the request has no media at all...
+    row = [0.2, 0.5, 0.0, 0.3]
+    assert _decode_qa([row]) == ["question-answering"]
+    # ...and stay with the picture when there is one.
+    assert _decode_qa([row], start_media=IMAGE) == ["visual-question-answering"]
+
+
+def test_a_clause_that_names_its_files_asks_about_those():
+    # "translate notes.txt and caption photo.jpg": the picture is in the request, but the
+    # first clause names only a text file, so a picture task pays there.
+    labels = ("translation", "image-to-text", "object-detection", "none")
+    log = np.log(np.array([[0.4, 0.5, 0.0, 0.1]]) + 1e-9)
+
+    def decode(own: list[int | None]) -> list[str]:
+        return label_sequence(log, labels, "none", IMAGE, clause_media=own)
+
+    assert decode([None]) == ["image-to-text"]
+    assert decode([0]) == ["translation"]
+    assert decode([IMAGE]) == ["image-to-text"]
 
 
 def test_a_task_without_its_image_gives_way_to_the_next_likeliest_that_can_run():

@@ -37,7 +37,7 @@ from graph_agent.errors import RequestError
 from graph_agent.file_names import FILE_NAME, file_kind, files_named_in
 from graph_agent.planning.clauses import QUOTED, Clause, split_clauses
 from graph_agent.planning.constraints import target_language
-from graph_agent.planning.decoding import label_sequence, media_mask
+from graph_agent.planning.decoding import label_sequence, media_mask, needed_media, table_kinds
 from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.learned_linking import relink
@@ -206,7 +206,14 @@ def detect_tasks(
         top < MASHING_MAX_PROB and det.encoder.unreadable(request) and not files_named_in(request)
     ) or (top < FOREIGN_MIN_PROB and looks_foreign(request)):
         return [NONE] * len(clauses), []  # mashing, or not English: no task to guess
-    labels = label_sequence(np.log(probs + 1e-9), det.labels, NONE, media)
+    folds = dict.fromkeys(_PICTURE_QUESTIONS, "question-answering")
+    own = [
+        media_mask([*map(file_kind, c.files), *table_kinds(c.files)]) if c.files else None
+        for c in clauses
+    ]
+    labels = label_sequence(
+        np.log(probs + 1e-9), det.labels, NONE, media, folds=folds, clause_media=own
+    )
     _opening_names(labels, clauses)
     _reports(labels, clauses)
     _untrained_tasks(labels, clauses, det.labels)
@@ -235,7 +242,7 @@ def _fallback_odds(probs: np.ndarray, names: tuple[str, ...], media: int) -> np.
     odds = probs.copy()
     qa = names.index("question-answering") if "question-answering" in names else None
     for i, name in enumerate(names):
-        if name not in TASKS or not media_mask(TASKS[name].input_types) & ~media:
+        if not needed_media(name) & ~media:
             continue
         if name in _PICTURE_QUESTIONS and qa is not None:
             odds[:, qa] += odds[:, i]
@@ -486,7 +493,8 @@ def _steps(
         request = correct_task_words(request, det.encoder.vocabulary)
     clauses = split_clauses(request)
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
-    media = media_mask([*declared, *map(file_kind, files_named_in(request))])
+    named = files_named_in(request)
+    media = media_mask([*declared, *map(file_kind, named), *table_kinds([*input_types, *named])])
     labels, implied = detect_tasks(request, clauses, models_dir, media)
 
     def kind_of(name: str) -> str | None:
