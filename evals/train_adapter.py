@@ -1,18 +1,17 @@
 """Fine-tune the planner's encoder for task detection: a low-rank adapter on MiniLM.
 
     python -m graph_agent.evals.train_adapter --export FILE      # clauses and labels (CPU)
-    python evals/train_adapter.py --train FILE --base DIR \
+    python evals/train_adapter.py --train FILE --base DIR --human-weight 1 --epochs 12 \
         --out graph_agent/planning/data/task_adapter.npz
 
 The task detector (``planning/task_detector.py``) reads a request with one MiniLM pass. With
 the encoder frozen, a linear classifier over its vectors fits TaskBench's train part well
 (node F1 89) but generalises less (held-out 78): what the pass says about a clause was
 learned for sentence similarity, not for "which tool does this ask for". Fine-tuning the
-encoder itself on the same labelled clauses moves that: on 2026-11-27 the adapter's head,
-blended with the linear classifier, raised node / edge F1 on TaskBench's held-out part from
-77.93 / 37.36 to between 78.9 / 38.9 and 79.8 / 41.8 (by setting), but read some short
-requests people type worse, so the planner uses it only when switched on
-(``task_detector.ADAPTER_ENV``; figures in the CHANGELOG).
+encoder itself on the same labelled clauses moves that. The stored adapter (trained on
+2026-11-27 with ``human_requests_train2.jsonl`` among the human sets, ``--human-weight 1
+--epochs 12``) is read beside the base encoder by default (``task_detector.ADAPTER_ENV``
+switches it off); figures in the CHANGELOG.
 
 A low-rank adapter (LoRA: ``W + (alpha / r) * B @ A`` on every attention and feed-forward
 projection of the six layers) rather than a full copy, so what the repository stores is
@@ -83,9 +82,9 @@ def export(path: Path, data: str | None = None) -> None:
         return [nz.tolist(), vec[nz].round(6).tolist()]
 
     examples: list[dict[str, Any]] = []
-    tagged = [(r, CLAUSE_WEIGHT) for r in records]
-    tagged += [(r, HUMAN_WEIGHT) for r in tp.human_records(enc)]
-    for r, weight in tagged:
+    tagged = [(r, CLAUSE_WEIGHT, "taskbench") for r in records]
+    tagged += [(r, HUMAN_WEIGHT, "human") for r in tp.human_records(enc)]
+    for r, weight, source in tagged:
         nodes = taskbench.parse_nodes(r.get("task_nodes"))
         clauses = split_clauses(r["instruction"])
         if nodes is None or not clauses:
@@ -103,6 +102,7 @@ def export(path: Path, data: str | None = None) -> None:
                     "spans": [spans[i] for i in keep],
                     "labels": [aligned[i] for i in keep],
                     "weights": [weight] * len(keep),
+                    "source": source,
                     "lexical": [sparse(plain[spans[i][0] : spans[i][1]]) for i in keep],
                 }
             )
@@ -136,9 +136,19 @@ def lora_modules(model: Any) -> dict[str, Any]:
     }
 
 
-def train(data: Path, base: Path, out: Path, device: str | None = None) -> None:
+def train(
+    data: Path,
+    base: Path,
+    out: Path,
+    device: str | None = None,
+    human_weight: float | None = None,
+    epochs: int = EPOCHS,
+) -> None:
     """Fine-tune the adapter and head on ``data`` (``export``'s file) over the MiniLM in
-    ``base``; write them to ``out`` (npz: ``A.<module>``, ``B.<module>``, head, labels)."""
+    ``base``; write them to ``out`` (npz: ``A.<module>``, ``B.<module>``, head, labels).
+
+    ``human_weight`` replaces the exported weight of the clauses of people's requests
+    (``HUMAN_WEIGHT``), so one export serves a comparison of weights."""
     import torch
     from torch import nn
     from transformers import AutoTokenizer, BertModel
@@ -150,6 +160,10 @@ def train(data: Path, base: Path, out: Path, device: str | None = None) -> None:
     labels: list[str] = raw["labels"]
     index = {label: i for i, label in enumerate(labels)}
     examples = raw["examples"]
+    if human_weight is not None:
+        for ex in examples:
+            if ex.get("source") == "human":
+                ex["weights"] = [human_weight] * len(ex["weights"])
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = BertModel.from_pretrained(base, add_pooling_layer=False, attn_implementation="eager")
     model = model.to(device).float()
@@ -193,7 +207,7 @@ def train(data: Path, base: Path, out: Path, device: str | None = None) -> None:
         ],
         weight_decay=0.01,
     )
-    steps = EPOCHS * math.ceil(len(examples) / BATCH)
+    steps = epochs * math.ceil(len(examples) / BATCH)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda i: min(1.0, (i + 1) / (0.1 * steps)) * max(0.0, (steps - i) / steps)
     )
@@ -206,7 +220,7 @@ def train(data: Path, base: Path, out: Path, device: str | None = None) -> None:
         return dense.to(device)
 
     t0 = time.perf_counter()
-    for epoch in range(1, EPOCHS + 1):
+    for epoch in range(1, epochs + 1):
         model.train()
         head.train()
         total = 0.0
@@ -277,13 +291,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", type=Path, help="the base MiniLM directory")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--device", default=None)
+    ap.add_argument(
+        "--human-weight", type=float, default=None, help="override HUMAN_WEIGHT at training"
+    )
+    ap.add_argument("--epochs", type=int, default=EPOCHS)
     args = ap.parse_args(argv)
     if args.export:
         export(args.export, args.data)
     if args.train:
         if not args.base or not args.out:
             ap.error("--train needs --base and --out")
-        train(args.train, args.base, args.out, args.device)
+        train(args.train, args.base, args.out, args.device, args.human_weight, args.epochs)
     if not (args.export or args.train):
         ap.error("give --export FILE, --train FILE, or both")
     return 0

@@ -78,15 +78,23 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def _planner_encoder(encoder_dir: Path, console: Any) -> None:
     """Build the planner's adapted encoder now, so the first request does not wait for it
-    (``planning/adapted_encoder.py``; only when the adapter is switched on, and once)."""
-    from graph_agent.planning.adapted_encoder import adapted_export, export_path
+    (``planning/adapted_encoder.py``; once, unless the adapter is switched off), and
+    delete the exports of earlier adapter versions."""
+    from graph_agent.planning.adapted_encoder import (
+        adapted_export,
+        export_path,
+        remove_stale_exports,
+    )
     from graph_agent.planning.task_detector import adapter_enabled
 
-    if not adapter_enabled() or export_path(encoder_dir).is_file():
+    if not adapter_enabled():
         return
-    with console.status("Building the planner's encoder (MiniLM with the task adapter)..."):
-        out = adapted_export(encoder_dir)
-    console.print(f"Planner encoder: {out.name}")
+    if not export_path(encoder_dir).is_file():
+        with console.status("Building the planner's encoder (MiniLM with the task adapter)..."):
+            out = adapted_export(encoder_dir)
+        console.print(f"Planner encoder: {out.name}")
+    for stale in remove_stale_exports(encoder_dir):
+        console.print(f"Removed an earlier planner encoder: {stale.name}")
 
 
 #: The packs of the manifest (``PACKS``), spelled out: importing the manifest would import

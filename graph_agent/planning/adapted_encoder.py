@@ -4,20 +4,19 @@
 clause ask for" and stores it with a small head in ``ADAPTER`` (about 1.5 MB, in the
 repository). Here the adapter is merged into the base weights (``W + scale * B @ A`` for
 each adapted projection) and the result exported to ONNX with 8-bit weights next to the base
-export, once per adapter version (``onnx/planner-<digest>-qint8.onnx``). Switched on
-(``task_detector.ADAPTER_ENV``; off by default, see there why), the task detector reads a
-request twice: with the base encoder, whose vectors its linear classifier and
-implied-task head were trained on, and with this one, whose head it blends in. 8-bit
-because the second pass must fit the planning budget (about half a full-precision pass),
+export, once per adapter version (``onnx/planner-<digest>-qint8.onnx``). Unless switched
+off (``task_detector.ADAPTER_ENV``), the task detector reads a request twice, side by side:
+with the base encoder, whose vectors its linear classifier and implied-task head were
+trained on, and with this one, whose head it blends in. 8-bit because the second pass must
+fit the planning budget (about half a full-precision pass),
 and the planner's held-out scores were within half a point of a full-precision export's
 (CHANGELOG, 2026-11-27, fourth session). One encoder for both, the adapted one with the
 linear classifier retrained on it, was tried and lost the most on the largest blind set.
 
 The export is written atomically (a partly written file is never read) and checked against
 PyTorch as the pack's own 8-bit export is. Where the models directory cannot be written (a
-read-only deployment), it is built in a temporary folder on each start instead. ``graph-agent
-models install`` builds it when the adapter is switched on, so the first request does not
-wait for it.
+read-only deployment), it is built in a temporary folder on each start instead (about 8 s).
+``graph-agent models install`` builds it, so the first request does not wait for it.
 """
 
 from __future__ import annotations
@@ -51,6 +50,16 @@ def digest(path: str = str(ADAPTER)) -> str:
 def export_path(model_dir: Path, adapter: Path = ADAPTER) -> Path:
     """Where the adapted encoder's export lives inside ``model_dir``."""
     return model_dir / "onnx" / f"planner-{digest(str(adapter))}-qint8.onnx"
+
+
+def remove_stale_exports(model_dir: Path, adapter: Path = ADAPTER) -> list[Path]:
+    """Delete the exports of earlier adapters in ``model_dir`` (about 23 MB each; a new
+    adapter version builds a new one), keep the current one; return what was removed."""
+    keep = export_path(model_dir, adapter)
+    stale = [p for p in keep.parent.glob("planner-*-qint8.onnx") if p != keep]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
 
 
 def merged_model(model_dir: Path, adapter: Path = ADAPTER):  # -> transformers BertModel
