@@ -65,10 +65,11 @@ page listing the task names, the record format and how plans are written:
 * ``human_requests_train2.jsonl`` (400, for training: short chat-style asks, typos,
   pasted material, pronoun-linked steps, asks that name tasks they do not want); the task
   detector and the fine-tuned encoder learn from it;
-* ``human_requests_blind5.jsonl`` (120, for scoring only): scored once before that day's
+* ``human_requests_blind5.jsonl`` (117, for scoring only): scored once before that day's
   changes (HEAD ``5345148``) and once after them, when every choice had been made on
   TaskBench's held-out part, the tune sets, the older blind sets and the unit tests. Its
-  misses have not been read.
+  misses have not been read. Three of the 120 written were the same words as training
+  requests and were dropped.
 
 Each set also reports TS, the exact task-set rate: the share of requests whose planned set of
 task names equals the gold set (an errand with no gold task counts when nothing is planned).

@@ -4,7 +4,7 @@
     python evals/train_adapter.py --train FILE --base DIR --human-weight 1 --epochs 12 \
         --out graph_agent/planning/data/task_adapter.npz
 
-The task detector (``planning/task_detector.py``) reads a request with one MiniLM pass. With
+The task detector (``planning/task_detector.py``) reads a request with a MiniLM pass. With
 the encoder frozen, a linear classifier over its vectors fits TaskBench's train part well
 (node F1 89) but generalises less (held-out 78): what the pass says about a clause was
 learned for sentence similarity, not for "which tool does this ask for". Fine-tuning the

@@ -1,9 +1,8 @@
 """Train the learned linker (``planning/learned_linking.py``); writes ``data/linker.json``.
 
-    GRAPH_AGENT_PLANNER_ADAPTER=0 python -m graph_agent.evals.train_linker [--folds K]
-                                                   [--data DIR] [--out FILE]
+    python -m graph_agent.evals.train_linker [--data DIR] [--out FILE] [--folds K]
 
-The stored linker was trained on the steps the base reading predicts (the variable above).
+It learns on the steps the base reading predicts (it sets ``GRAPH_AGENT_PLANNER_ADAPTER=0``).
 Trained on the steps of both readings (the planner's default since 2026-11-27) it scored the
 same on TaskBench's held-out part but linked a second picture's question to the first
 picture's answer ("Answer 'what color is the car?' about a.jpg and b.jpg").
@@ -35,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -59,6 +59,7 @@ from graph_agent.planning.learned_linking import (
 from graph_agent.planning.linking import Bound
 from graph_agent.planning.offline import bound_steps
 from graph_agent.planning.plan import Plan, PlanError, validate
+from graph_agent.planning.task_detector import ADAPTER_ENV
 from graph_agent.planning.vocabulary import TASKS, canonical, taskbench_name
 
 #: L2 penalty on the weights (per step of training data).
@@ -210,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(WEIGHTS))
     ap.add_argument("--folds", type=int, default=5)
     args = ap.parse_args(argv)
+    # The base reading's steps (see the module docstring), before any detector is built.
+    os.environ[ADAPTER_ENV] = "0"
     import torch
 
     torch.set_num_threads(1)

@@ -89,11 +89,13 @@ class TokenEncoder:
         self._query_session: Any = None
         self._torch: Any = None
         self._lock = threading.Lock()
+        self._tokenizer_lock = threading.Lock()
         if onnx_file is not None:
             # The planner's pair (its 8-bit base pass and the adapted export) runs side by
-            # side, one thread each: two passes at once on two cores took 4.7 ms, one after
-            # the other at two threads each 7.7 ms. Sleeping threads, as for the queries
-            # below, so neither waits on the other's (or the selector's) spinning ones.
+            # side, half the threads each: two passes at once on two cores, one thread each,
+            # took 4.7 ms, one after the other at two threads each 7.7 ms. Sleeping threads,
+            # as for the queries below, so neither waits on the other's (or the selector's)
+            # spinning ones.
             self._session = _ort_session(onnx_file, spin=False, threads=max(1, _threads() // 2))
             return
         onnx = self.path / ONNX_FILE
@@ -140,15 +142,19 @@ class TokenEncoder:
         return "onnxruntime-int8" if self._query_session is not None else self.backend
 
     def tokenize(self, texts: Sequence[str], max_length: int | None = None) -> Tokens:
-        """Tokens of ``texts`` padded to the longest; cut at ``max_length`` when given."""
-        enc = self.tokenizer(
-            list(texts),
-            padding=True,
-            truncation=max_length is not None,
-            max_length=max_length,
-            return_offsets_mapping=True,
-            return_tensors="np",
-        )
+        """Tokens of ``texts`` padded to the longest; cut at ``max_length`` when given.
+
+        One call at a time: a fast tokenizer changes its own truncation state per call, so
+        two threads planning at once (a server's requests) could meet "Already borrowed"."""
+        with self._tokenizer_lock:
+            enc = self.tokenizer(
+                list(texts),
+                padding=True,
+                truncation=max_length is not None,
+                max_length=max_length,
+                return_offsets_mapping=True,
+                return_tensors="np",
+            )
         return Tokens(
             enc["input_ids"].astype(np.int64),
             enc["attention_mask"].astype(np.int64),

@@ -78,6 +78,23 @@ def test_the_export_is_named_by_the_adapter_and_built_once(minilm):
     assert not list(out.parent.glob(".*.partial"))
 
 
+def test_a_second_reading_that_fails_leaves_the_first(models_dir, monkeypatch, caplog):
+    monkeypatch.delenv(ADAPTER_ENV, raising=False)
+    det = TaskDetector(models_dir)
+    head = det.adapter_head
+    det.adapter_head = None
+    first, _ = det.detect(REQUEST, SPANS)
+    det.adapter_head = head
+
+    def broken(text: str, truncate: bool = False):
+        raise RuntimeError("session lost")
+
+    monkeypatch.setattr(det.adapted, "token_states", broken)
+    probs, _ = det.detect(REQUEST, SPANS)
+    assert np.array_equal(probs, first)
+    assert "second reading failed (session lost)" in caplog.text
+
+
 def test_exports_of_earlier_adapters_are_removed_and_the_current_one_kept(tmp_path):
     onnx = tmp_path / "onnx"
     onnx.mkdir()

@@ -87,12 +87,18 @@ def _planner_encoder(encoder_dir: Path, console: Any) -> None:
     )
     from graph_agent.planning.task_detector import adapter_enabled
 
-    if not adapter_enabled():
-        return
-    if not export_path(encoder_dir).is_file():
-        with console.status("Building the planner's encoder (MiniLM with the task adapter)..."):
-            out = adapted_export(encoder_dir)
-        console.print(f"Planner encoder: {out.name}")
+    if adapter_enabled() and not export_path(encoder_dir).is_file():
+        try:
+            with console.status("Building the planner's encoder (MiniLM with the adapter)..."):
+                out = adapted_export(encoder_dir)
+        except Exception as exc:  # the pack is installed; planning works with the base pass
+            console.print(
+                f"[yellow]Could not build the planner's fine-tuned encoder ({exc}); the "
+                "planner will use the base encoder alone. Run `graph-agent models install` "
+                "again to retry.[/yellow]"
+            )
+        else:
+            console.print(f"Planner encoder: {out.name}")
     for stale in remove_stale_exports(encoder_dir):
         console.print(f"Removed an earlier planner encoder: {stale.name}")
 

@@ -24,11 +24,14 @@ from graph_agent.planning.vocabulary import TASKS
 
 #: Media a step may lack: one bit each, so the kinds available are a mask of three bits.
 MEDIA_BITS = {"image": 1, "audio": 2, "table": 4}
-#: Files that hold a table: what a task's ``table`` role reads.
-TABLE_SUFFIXES = (".csv", ".tsv")
+#: Files that hold a table: what a task's ``table`` role reads (``file_names`` knows CSV;
+#: a pasted table is named ``table-N.csv``).
+TABLE_SUFFIXES = (".csv",)
+#: The media that make a question about a picture more than a general question.
+_PICTURE_OR_RECORDING = MEDIA_BITS["image"] | MEDIA_BITS["audio"]
 _MASKS = 1 << len(MEDIA_BITS)
 
-#: Log-probability a task pays when its image or audio input is missing. 5-fold
+#: Log-probability a task pays when its image, audio or table input is missing. 5-fold
 #: cross-validation of the whole planner on TaskBench's train part, node / edge F1:
 #: 75.78 / 34.98 clause by clause; 76.02 / 35.44 at 1, 76.22 / 35.53 at 2, 76.14 / 35.29
 #: at 3. At 2 no human-phrased set does worse: first set 96.59 / 88.89 (unchanged), blind
@@ -87,20 +90,23 @@ def _folded(
     log_probs: np.ndarray, labels: Sequence[str], folds: dict[str, str]
 ) -> list[np.ndarray]:
     """Per media mask, ``log_probs`` with the odds of each task in ``folds`` added to the
-    task it folds into where no media at all are available (mask 0). With a recording
-    there, a question the classifier half puts to a picture is about the recording
-    ("does the customer in call.wav say 'cancel'?"), which its transcript answers."""
-    if not folds:
+    task it folds into where no picture and no recording is available (a table may be).
+    With a recording there, a question the classifier half puts to a picture is about the
+    recording ("does the customer in call.wav say 'cancel'?"), which its transcript
+    answers. Masks with a picture or recording keep ``log_probs`` as they are."""
+    pairs = [
+        (labels.index(source), labels.index(target))
+        for source, target in folds.items()
+        if source in labels and target in labels and needed_media(source)
+    ]
+    if not pairs:
         return [log_probs] * _MASKS
     probs = np.exp(log_probs)
-    out = []
-    for m in range(_MASKS):
-        moved = probs.copy()
-        for source, target in folds.items():
-            if source in labels and target in labels and m == 0 and needed_media(source):
-                moved[:, labels.index(target)] += probs[:, labels.index(source)]
-        out.append(np.log(moved + 1e-9))
-    return out
+    moved = probs.copy()
+    for source, target in pairs:
+        moved[:, target] += probs[:, source]
+    folded = np.log(moved + 1e-9)
+    return [folded if not m & _PICTURE_OR_RECORDING else log_probs for m in range(_MASKS)]
 
 
 def label_sequence(
@@ -116,14 +122,16 @@ def label_sequence(
     where a task whose media input is missing pays ``media_penalty``; ``start_media`` is
     the mask of the media the request's own files provide.
 
-    ``folds`` maps a task to the one its odds go to where no media are available: a
-    question put to a picture that neither the request nor an earlier step gives is still
-    a question ("who painted the Mona Lisa?" names a painting, it attaches none).
+    ``folds`` maps a task to the one its odds go to where no picture or recording is
+    available: a question put to a picture that neither the request nor an earlier step
+    gives is still a question ("who painted the Mona Lisa?" names a painting, it attaches
+    none).
 
     ``clause_media``: per clause, the mask of the files it names itself (None when it names
-    none). A clause that names files asks about those: a task needing media none of them
-    is pays the penalty there too ("translate notes.txt and caption photo.jpg": the
-    picture is the second clause's, not the first's)."""
+    none). A clause that names files asks about those, or about what earlier steps made: a
+    task needing media that neither provides pays the penalty there too ("translate
+    notes.txt and caption photo.jpg": the picture is the second clause's, not the
+    first's)."""
     if log_probs.shape[0] == 0:
         return []
     own = list(clause_media) if clause_media is not None else [None] * log_probs.shape[0]
@@ -141,8 +149,8 @@ def label_sequence(
             if value[m] == -np.inf:
                 continue
             step = by_mask[m][c] - penalty[m]
-            if own[c] is not None:
-                step = step - penalty[own[c]] * (penalty[m] == 0)
+            if own[c] is not None:  # its files, and what earlier steps made
+                step = step - penalty[own[c] | (m & ~start_media)] * (penalty[m] == 0)
             for gives, columns in groups:
                 y = int(columns[step[columns].argmax()])
                 score = value[m] + float(step[y])

@@ -3,10 +3,11 @@
 Four stages, each in its own module:
 
 1. ``clauses.split_clauses``: the request becomes clauses (quotes masked, spans kept);
-2. ``task_detector.TaskDetector``: one MiniLM pass over the request, a vector per clause,
-   a trained linear classifier gives each clause's odds for every task and ``none``;
-   ``decoding.label_sequence`` picks the likeliest labels for the clauses together, where
-   a task whose image or audio nothing provides pays a penalty;
+2. ``task_detector.TaskDetector``: a MiniLM pass over the request (and, beside it, one by
+   the fine-tuned copy), a vector per clause; trained classifiers give each clause's odds
+   for every task and ``none``; ``decoding.label_sequence`` picks the likeliest labels for
+   the clauses together, where a task whose image, audio or table nothing provides pays a
+   penalty;
 3. a clause that asks for nothing joins the step before it ("classify notes.txt into
    sports, | politics or tech"), so its words, quotes and files serve that step, and a
    clause that only adds files of the step's kind ("transcribe a.wav | and b.wav") runs
@@ -189,7 +190,7 @@ def detect_tasks(
 ) -> tuple[list[str], list[ImpliedTask]]:
     """A task name or ``none`` for every clause, and the tasks the whole request implies.
 
-    ``media`` is the mask (``decoding.media_mask``) of the image and audio kinds the
+    ``media`` is the mask (``decoding.media_mask``) of the image, audio and table kinds the
     request's inputs provide: the labels are the likeliest sequence given which steps can
     get their input (``decoding.label_sequence``).
     """
@@ -329,8 +330,8 @@ def _add_implied(
     The step shares that clause's words, quotes and files, and goes before the clause's
     step when its output can feed that step and not the other way round (a document read
     before it is summarized), after it otherwise; linking then binds it like any step.
-    A task whose image or audio input nothing in the request provides (no such file, no
-    step that makes one) is left out: the validator would only reject the plan.
+    A task whose image, audio or table input nothing in the request provides (no such file,
+    no step that makes one) is left out: the validator would only reject the plan.
     """
     if not steps:
         return steps
@@ -339,9 +340,10 @@ def _add_implied(
     media = {kind or file_kind(name) for name, kind in input_types.items()}
     media |= {file_kind(f) for step in out for f in step.files}
     media |= {TASKS[step.task].output for step in out if step.task in TASKS}
+    files = [*input_types, *(f for step in out for f in step.files)]
+    have_media = media_mask([*media, *table_kinds(files)])
     for extra in implied:
-        needs = {kind for kind in TASKS[extra.task].input_types if kind != "text"}
-        if extra.task in have or not needs <= media:
+        if extra.task in have or needed_media(extra.task) & ~have_media:
             continue
         host_at = max([i for i, step in enumerate(out) if step.start <= extra.at] or [0])
         host = out[host_at]
