@@ -142,14 +142,18 @@ def test_batch(capsys, tmp_path):
         {"id": 4, "request": "fly me to Rome"},
         {"id": "e", "request": "transcribe example.jpg"},
         {"id": "f"},
+        {"id": "g", "instruction": "Transcribe 'example.wav' and then summarize it."},
+        {"id": "h", "user_request": "Transcribe 'example.wav' and then summarize it."},
     ]
     batch.write_text(
         "\n".join([*map(json.dumps, lines[:3]), "not json", "", *map(json.dumps, lines[3:])]) + "\n"
     )
     assert main(["plan", "--batch", str(batch)]) == EXIT_OK
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["id"] for r in rows] == ["a", "b", "c", None, 4, "e", "f"]
-    a, b, c, bad_json, rome, wrong_kind, no_request = rows
+    assert [r["id"] for r in rows] == ["a", "b", "c", None, 4, "e", "f", "g", "h"]
+    a, b, c, bad_json, rome, wrong_kind, no_request, *taskbench_keys = rows
+    # TaskBench's own record keys plan the same request the same way.
+    assert all(r["task_nodes"] == a["task_nodes"] for r in taskbench_keys)
     assert set(a) == {"id", "task_nodes", "task_links", "task_steps"}
     assert a["task_nodes"] == [
         {"task": "Automatic Speech Recognition", "arguments": ["example.wav"]},

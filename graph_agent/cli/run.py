@@ -300,6 +300,10 @@ def _plan_batch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: Where a batch line's request may be, first found wins.
+_REQUEST_KEYS = ("request", "instruction", "user_request")
+
+
 def _plan_line(number: int, line: str) -> dict[str, Any]:
     from graph_agent.errors import RequestError
     from graph_agent.planning.batch import plan_for_taskbench
@@ -310,12 +314,17 @@ def _plan_line(number: int, line: str) -> dict[str, Any]:
         return {"id": None, **_EMPTY_TASKBENCH, "error": f"line {number}: not JSON ({exc.msg})"}
     if not isinstance(record, dict):
         return {"id": None, **_EMPTY_TASKBENCH, "error": f"line {number}: not a JSON object"}
-    request = record.get("request")
-    if not isinstance(request, str):
+    # TaskBench's own files name it "instruction" (the dev split) or "user_request" (the
+    # released data): a record of either plans as it is.
+    request = next(
+        (record[k] for k in _REQUEST_KEYS if isinstance(record.get(k), str)),
+        None,
+    )
+    if request is None:
         return {
             "id": record.get("id"),
             **_EMPTY_TASKBENCH,
-            "error": f'line {number}: no "request" string',
+            "error": f'line {number}: no "request" string (nor "instruction", "user_request")',
         }
     try:
         return {"id": record.get("id"), **plan_for_taskbench(request)}
@@ -425,7 +434,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     plan.add_argument(
         "--batch",
         metavar="FILE",
-        help='JSON lines {"id", "request"} (- for stdin); writes one JSON line per request, '
+        help='JSON lines {"id", "request"} (or TaskBench\'s "instruction" / "user_request"; - '
+        "for stdin); writes one JSON line per request, "
         '{"id", "task_nodes", "task_links", "task_steps"}, to stdout (plus "problems" when '
         'the validator rejects the plan, "error" when nothing could be planned)',
     )
