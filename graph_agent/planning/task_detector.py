@@ -304,16 +304,19 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _second_reading(tuned: Future[TokenStates | None] | None) -> TokenStates | None:
-    """The adapted pass's token states, or None when it did not run or failed: a failed
-    second reading leaves the first one's plan, with a warning, not a lost request."""
+def _second_reading(
+    tuned: Future[TokenStates | None] | None,
+) -> tuple[bool, TokenStates | None]:
+    """Whether the adapted pass ran, and its token states (None past 512 tokens, where its
+    clauses are encoded one by one). A failed second reading leaves the first one's plan,
+    with a warning, not a lost request."""
     if tuned is None:
-        return None
+        return False, None
     try:
-        return tuned.result()
+        return True, tuned.result()
     except Exception as exc:
         log.warning("The planner's second reading failed (%s); planning with the first.", exc)
-        return None
+        return False, None
 
 
 @functools.lru_cache(maxsize=1)
@@ -379,8 +382,8 @@ class TaskDetector:
             return np.zeros((0, len(self.labels)), dtype=np.float32), implied
         clause_input = clause_features(self.encoder, request, spans, states)
         probs = softmax(single_thread_matmul(clause_input, self.W) + self.b)
-        second = _second_reading(tuned)
-        if second is not None and self.adapted is not None and self.adapter_head is not None:
+        ran, second = _second_reading(tuned)
+        if ran and self.adapted is not None and self.adapter_head is not None:
             # A second reading, by the fine-tuned encoder and its head, averaged with the
             # first in log space (``ADAPTER_BLEND``).
             words = clause_input[:, -LEXICAL_DIM:]
