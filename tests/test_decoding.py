@@ -12,7 +12,7 @@ from graph_agent.planning.decoding import (
     label_sequence,
     media_mask,
     needed_media,
-    table_kinds,
+    table_mask,
 )
 from graph_agent.planning.offline import detector, plan_offline
 from graph_agent.planning.plan import validate
@@ -44,9 +44,9 @@ def _decode_qa(rows: list[list[float]], start_media: int = 0, **kw) -> list[str]
 
 
 def test_a_table_question_needs_a_table():
-    table = media_mask(table_kinds(["sales.csv", "notes.txt"]))
+    table = table_mask(["sales.csv", "notes.txt"])
     assert table and needed_media("table-question-answering") == table
-    assert table_kinds(["photo.jpg", "notes.txt", "data.json"]) == []
+    assert table_mask(["photo.jpg", "notes.txt", "data.json"]) == 0
     row = [0.25, 0.0, 0.45, 0.3]  # "how many ppl in group.jpg", read as about a table
     assert _decode_qa([row], start_media=IMAGE) == ["none"]
     assert _decode_qa([row], start_media=IMAGE | table) == ["table-question-answering"]

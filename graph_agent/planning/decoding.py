@@ -55,10 +55,11 @@ def media_mask(kinds: Sequence[str | None]) -> int:
     return mask
 
 
-def table_kinds(names: Sequence[str]) -> list[str]:
-    """``"table"`` once for each name of a table file among ``names``, for ``media_mask``
-    (a table's modality is text; only its suffix says it has rows and columns)."""
-    return ["table" for name in names if name.lower().endswith(TABLE_SUFFIXES)]
+def table_mask(names: Sequence[str]) -> int:
+    """The table bit when a name among ``names`` is a table file, else 0 (a table's
+    modality is text; only its suffix says it has rows and columns)."""
+    tables = any(name.lower().endswith(TABLE_SUFFIXES) for name in names)
+    return MEDIA_BITS["table"] if tables else 0
 
 
 def needed_media(task: str) -> int:

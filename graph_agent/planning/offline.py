@@ -38,7 +38,7 @@ from graph_agent.errors import RequestError
 from graph_agent.file_names import FILE_NAME, file_kind, files_named_in
 from graph_agent.planning.clauses import QUOTED, Clause, split_clauses
 from graph_agent.planning.constraints import target_language
-from graph_agent.planning.decoding import label_sequence, media_mask, needed_media, table_kinds
+from graph_agent.planning.decoding import label_sequence, media_mask, needed_media, table_mask
 from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.learned_linking import relink
@@ -209,7 +209,7 @@ def detect_tasks(
         return [NONE] * len(clauses), []  # mashing, or not English: no task to guess
     folds = dict.fromkeys(_PICTURE_QUESTIONS, "question-answering")
     own = [
-        media_mask([*map(file_kind, c.files), *table_kinds(c.files)]) if c.files else None
+        media_mask([*map(file_kind, c.files)]) | table_mask(c.files) if c.files else None
         for c in clauses
     ]
     labels = label_sequence(
@@ -341,7 +341,7 @@ def _add_implied(
     media |= {file_kind(f) for step in out for f in step.files}
     media |= {TASKS[step.task].output for step in out if step.task in TASKS}
     files = [*input_types, *(f for step in out for f in step.files)]
-    have_media = media_mask([*media, *table_kinds(files)])
+    have_media = media_mask([*media]) | table_mask(files)
     for extra in implied:
         if extra.task in have or needed_media(extra.task) & ~have_media:
             continue
@@ -496,7 +496,7 @@ def _steps(
     clauses = split_clauses(request)
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
     named = files_named_in(request)
-    media = media_mask([*declared, *map(file_kind, named), *table_kinds([*input_types, *named])])
+    media = media_mask([*declared, *map(file_kind, named)]) | table_mask([*input_types, *named])
     labels, implied = detect_tasks(request, clauses, models_dir, media)
 
     def kind_of(name: str) -> str | None:
