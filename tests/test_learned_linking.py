@@ -92,3 +92,23 @@ def test_the_planner_uses_the_learned_linker_but_keeps_a_fresh_branch_apart():
         ("summarization", ["node-0"]),
         ("token-classification", ["node-0"]),
     ]
+
+
+@pytest.mark.usefixtures("_trained")
+def test_a_step_run_again_on_the_next_file_keeps_its_binding_whatever_the_model_scores():
+    """ "... about a.jpg and b.jpg": the second run asks b.jpg the same question. A model
+    that always prefers the step before (here: a weight on nothing else) would feed it the
+    first run's answer as its question; the repeat is left as the rules bound it."""
+    request = "Answer 'what color is the car?' about a.jpg and b.jpg"
+    types = {"a.jpg": "image", "b.jpg": "image"}
+    bound, types = bound_steps(request, types)
+    assert [b.step.repeats for b in bound] == [False, True]
+    eager = read_model()
+    eager.weights[:] = 0.0
+    eager.weights[FEATURES.index("src_previous")] = 10.0
+    assert len(candidates(bound, 1, eager, types)) >= 2  # the model would have a choice
+    steps = relink(bound, types, eager)
+    assert [s.args for s in steps] == [
+        {"image": "a.jpg", "question": "what color is the car?"},
+        {"image": "b.jpg", "question": "what color is the car?"},
+    ]

@@ -129,6 +129,9 @@ class StepText:
     lead: str = ""
     #: Why the planner added the step though no clause asks for it ("" when one does).
     inferred: str = ""
+    #: The step before it again, on the files its clause adds ("caption a.jpg | and
+    #: b.jpg"): it reads what that run read, so the learned linker leaves it as bound.
+    repeats: bool = False
 
 
 def _kind(name: str, input_types: dict[str, str | None]) -> str | None:

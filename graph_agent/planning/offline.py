@@ -17,8 +17,7 @@ Four stages, each in its own module:
    clause named, each beside the clause that implies it;
 4. ``linking.bind``: arguments are bound (files by extension or declared kind, quotes,
    earlier outputs through the typed tool graph) and steps are linked by ``<node-j>``;
-   ``learned_linking.relink`` can then re-decide which earlier step, if any, each one
-   reads (off by default: it does not clearly beat the hand rules on TaskBench).
+   ``learned_linking.relink`` then re-decides which earlier step, if any, each one reads.
 
 Without the embedding model or trained weights (a bare install) a small lexical matcher
 over the vocabulary's names and synonyms stands in for stage 2, so planning still works,
@@ -532,6 +531,7 @@ def _steps(
                     files=list(clause.files),
                     start=clause.start,
                     lead=clause.lead,
+                    repeats=True,
                 )
             )
             continue
