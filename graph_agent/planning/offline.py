@@ -11,9 +11,9 @@ Four stages, each in its own module:
 3. a clause that asks for nothing joins the step before it ("classify notes.txt into
    sports, | politics or tech"), so its words, quotes and files serve that step, and a
    clause that only adds files of the step's kind ("transcribe a.wav | and b.wav") runs
-   that step again on them, while one that only names a picture or recording for a text
-   step with nothing to read ("translate this poster. | expo.png") is what it reads; then
-   ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
+   that step again on them (a clause that only names a picture for a text step, "translate
+   this poster. | expo.png", is read as ``none`` by the detector, so the picture is what
+   the step reads and the validator puts its reading in front); then ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
    clause named, each beside the clause that implies it;
 4. ``linking.bind``: arguments are bound (files by extension or declared kind, quotes,
    earlier outputs through the typed tool graph) and steps are linked by ``<node-j>``;
@@ -42,7 +42,6 @@ from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.learned_linking import relink
 from graph_agent.planning.linking import (
-    READS_TEXT_OF_IMAGES,
     WRITES,
     Bound,
     StepText,
@@ -57,7 +56,7 @@ from graph_agent.planning.material_steps import (
     table_question,
     translate_foreign_material,
 )
-from graph_agent.planning.plan import CONVERSIONS, Plan
+from graph_agent.planning.plan import Plan
 from graph_agent.planning.request_language import looks_foreign
 from graph_agent.planning.result_nouns import mask_content_phrases, mask_result_nouns
 from graph_agent.planning.spelling import correct_task_words
@@ -115,28 +114,6 @@ def _opening_names(labels: list[str], clauses: list[Clause]) -> None:
         if labels[i] != NONE and not _names_only(clause.text):
             return
         labels[i] = NONE
-
-
-def _material_for(
-    clause: Clause, label: str, steps: list[StepText], kind_of: Callable[[str], str | None]
-) -> bool:
-    """Whether ``clause`` only names a picture or recording, labelled as reading it, for a
-    step before it that reads text and has no file or quote of its own ("what does this
-    sign say in english? | sign.jpg"): the file is that step's material, and the validator
-    puts the reading in front of it. As a step of its own it came after the step it feeds.
-    ``kind_of`` gives a file's kind (declared, else by its suffix)."""
-    if not steps or not clause.files or not _names_only(clause.text):
-        return False
-    prev = steps[-1]
-    kinds = {kind_of(f) for f in clause.files}
-    if len(kinds) != 1 or prev.files or prev.quotes:
-        return False
-    kind = kinds.pop()
-    return label == CONVERSIONS.get(kind) and (
-        prev.task in READS_TEXT_OF_IMAGES
-        if kind == "image"
-        else TASKS[prev.task].roles[0][1] == "text"
-    )
 
 
 def _same_step_for(
@@ -514,9 +491,6 @@ def _steps(
             label = NONE
         elif steps and label == steps[-1].task and not (steps[-1].quotes or steps[-1].files):
             # ... or the step, then what it works on ("read this aloud: | 'Hello all.'").
-            label = NONE
-        if label != NONE and _material_for(clause, label, steps, kind_of):
-            # "what does this sign say in english? | sign.jpg": what that step reads.
             label = NONE
         if _same_step_for(clause, steps, kind_of):
             # "translate a.txt into French | and b.txt": the step again, for the next file,
