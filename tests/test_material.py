@@ -232,3 +232,54 @@ def test_a_question_with_nothing_to_read_is_open_ended_writing():
     assert _tasks("what does notes.txt say about the budget?", {"notes.txt": "text"}) == [
         "question-answering"
     ]
+
+
+def test_a_table_with_its_question_on_the_next_line_is_still_a_table():
+    # Before: the question line broke the run of rows, nothing was material, and the planner
+    # found no task ("Could not find a task in the request").
+    rows = "| month | sales |\n|---|---|\n| Jan | 10 |\n| Feb | 30 |"
+    for request in (f"{rows}\nwhich month sold more?", f"which month sold more?\n{rows}"):
+        parsed = parse_request(request)
+        assert [(m.name, m.text) for m in parsed.material] == [("table-1.csv", rows)]
+        assert _tasks(request) == ["table-question-answering"]
+    csv = "region,q1,q2\nnorth,10,12\nsouth,8,15"
+    parsed = parse_request(f"here are the numbers\n{csv}\nwhich region grew most?")
+    assert [(m.kind, m.text) for m in parsed.material] == [("table", csv)]
+
+
+def test_a_paragraph_a_colon_introduces_is_material_whatever_its_length():
+    # Before: an error log under "Here is the error log:" was planned as the question's
+    # context *and* its question; a short sentence to translate was translated with the
+    # instruction around it.
+    log = "Traceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 'user'"
+    plan = plan_offline(f"Here is the error log:\n\n{log}\n\nwhat went wrong?", {})
+    assert plan.material == {"text-1.txt": log}
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("question-answering", {"text": "text-1.txt", "question": "What went wrong?"})
+    ]
+    sentence = "The museum opens at nine and closes at five on weekdays."
+    plan = plan_offline(f"Translate this into Spanish:\n\n{sentence}", {})
+    assert plan.material == {"text-1.txt": sentence}
+    assert plan.subtasks[0].args == {"text": "text-1.txt", "target_language": "Spanish"}
+    # One lower-case line after the colon goes on with the instruction.
+    assert parse_request("Can you help with this:\n\nwrite a short poem about cats").material == ()
+
+
+def test_a_list_of_things_to_do_is_planned_as_steps():
+    # Before: each list was taken as pasted text, and nothing was left to plan.
+    request = (
+        "Please do the following:\n1. transcribe a.wav\n2. summarize it\n"
+        "3. translate the summary to French"
+    )
+    assert parse_request(request).material == ()  # its items name files
+    assert _tasks(request, {"a.wav": "audio"}) == [
+        "automatic-speech-recognition",
+        "summarization",
+        "translation",
+    ]
+    # No file named: the words around the list ask for nothing, so the list is the ask.
+    request = "Please do the following:\n1. write a haiku about rain\n2. read it aloud"
+    assert _tasks(request) == ["text-generation", "text-to-speech"]
+    # A list under words that ask for something stays material.
+    plan = plan_offline("summarize these points for my boss:\n- revenue up 5%\n- two hires", {})
+    assert [(s.task, s.args) for s in plan.subtasks] == [("summarization", {"text": "text-1.txt"})]

@@ -136,8 +136,11 @@ def _delimited(lines: list[str]) -> bool:
     return False
 
 
-def _line_blocks(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-    """Runs of consecutive lines that form a table (markdown, CSV/TSV) or a list."""
+def _line_blocks(
+    request: str, taken: list[tuple[int, int]], lists: bool = True
+) -> list[tuple[int, int, str]]:
+    """Runs of consecutive lines that form a table (markdown, CSV/TSV) or, if ``lists``, a
+    list."""
     found: list[tuple[int, int, str]] = []
     lines: list[tuple[int, int, str]] = []  # (start, end, text) of each line
     pos = 0
@@ -157,18 +160,53 @@ def _line_blocks(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, 
         if len(run) >= 2:
             texts = [t for _, _, t in run]
             kind = None
-            if all(_MARKDOWN_ROW.match(t) for t in texts) or _delimited(texts):
-                kind = "table"
+            if (table := _table_lines(texts)) is not None:
+                run, kind = run[table[0] : table[1]], "table"
             else:
-                # Bullets, from the first bullet line to the last one of the run.
-                marked = [k for k, t in enumerate(texts) if _BULLET.match(t)]
-                if len(marked) >= 2:
+                # Bullets, from the first bullet line to the last one of the run; a list
+                # whose items name files is steps to run on them ("- caption photo.jpg").
+                marked = [k for k, t in enumerate(texts) if lists and _BULLET.match(t)]
+                items = texts[marked[0] : marked[-1] + 1] if marked else []
+                if len(marked) >= 2 and not files_named_in("\n".join(items)):
                     run = run[marked[0] : marked[-1] + 1]
                     kind = "text"
             if kind:
                 found.append((run[0][0], run[-1][1], kind))
         i = max(j, i + 1)
     return found
+
+
+#: Lines a table's run may carry around it with no blank line between: a line that
+#: introduces it ("here are the numbers") and one that asks about it ("which month sold
+#: most?"). A table is at least two lines, so this many at each end are tried off.
+_AROUND_TABLE = 2
+
+
+def _table_lines(texts: list[str]) -> tuple[int, int] | None:
+    """``(first, end)`` of the table in a run of lines, or None: the longest stretch of
+    markdown rows (two or more), else the run as CSV/TSV with up to ``_AROUND_TABLE`` lines
+    left off at either end, the most lines kept first."""
+    best: tuple[int, int] | None = None
+    start = None
+    for k, text in enumerate([*texts, ""]):
+        if _MARKDOWN_ROW.match(text):
+            start = k if start is None else start
+        elif start is not None:
+            if k - start >= 2 and (best is None or k - start > best[1] - best[0]):
+                best = (start, k)
+            start = None
+    if best is not None:
+        return best
+    trims = [
+        (a, len(texts) - b)
+        for a in range(_AROUND_TABLE + 1)
+        for b in range(_AROUND_TABLE + 1)
+        if len(texts) - a - b >= 2
+    ]
+    for a, end in sorted(trims, key=lambda t: t[0] - t[1]):
+        if _delimited(texts[a:end]):
+            return a, end
+    return None
 
 
 def _paragraphs(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -207,9 +245,25 @@ def _after_colon(request: str, start: int, end: int) -> tuple[int, int] | None:
     return body_start + lead, body_start + lead + len(passage)
 
 
+def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) -> bool:
+    """Whether the paragraph ``span`` is what the short paragraph ``before`` it introduces
+    with a colon ("Here is the error log:" / a blank line / the log): material of any
+    length. It starts as pasted text does (``_after_colon``), or runs over several lines
+    (code, a log); it names no file (then it is steps: "Do this:" / "caption a.jpg")."""
+    intro = request[before[0] : before[1]]
+    text = request[span[0] : span[1]]
+    if not intro.endswith(":") or _words(intro) > 25 or files_named_in(text):
+        return False
+    return "\n" in text or text[0].isupper() or text[0].isdigit() or text[0] in "[{(#*-•\"'"
+
+
 @functools.lru_cache(maxsize=16)
-def parse_request(request: str) -> ParsedRequest:
-    """Split ``request`` into its instruction and its material (see the module docstring)."""
+def parse_request(request: str, lists: bool = True) -> ParsedRequest:
+    """Split ``request`` into its instruction and its material (see the module docstring).
+
+    ``lists=False`` leaves bullet and numbered lists in the instruction: the offline planner
+    reads them as steps when the words around them ask for nothing ("Please do the
+    following: / 1. write a haiku about rain / 2. read it aloud")."""
     spans: list[tuple[int, int, str]] = []
 
     def taken() -> list[tuple[int, int]]:
@@ -220,7 +274,7 @@ def parse_request(request: str) -> ParsedRequest:
     for start, end, kind in _json_spans(request):
         if all(end <= a or start >= b for a, b in taken()):
             spans.append((start, end, kind))
-    spans += _line_blocks(request, taken())
+    spans += _line_blocks(request, taken(), lists)
     paragraphs = _paragraphs(request, taken())
     asks = [p for p in paragraphs if _words(request[p[0] : p[1]]) < MIN_PARAGRAPH_WORDS]
     if not asks and len(paragraphs) >= 2:
@@ -231,12 +285,14 @@ def parse_request(request: str) -> ParsedRequest:
             request[sizes[-1][0] : sizes[-1][1]]
         ):
             asks = [sizes[0]]
-    for start, end in paragraphs:
+    for k, (start, end) in enumerate(paragraphs):
         inline = _after_colon(request, start, end)
         if inline is not None:
             spans.append((*inline, "text"))
         elif (asks or spans) and (start, end) not in asks:
             # A long paragraph beside a short one (the ask), or beside other material.
+            spans.append((start, end, "text"))
+        elif k and _introduced(request, paragraphs[k - 1], (start, end)):
             spans.append((start, end, "text"))
     if not spans:
         return ParsedRequest(request)

@@ -13,8 +13,9 @@ Four stages, each in its own module:
    clause that only adds files of the step's kind ("transcribe a.wav | and b.wav") runs
    that step again on them (a clause that only names a picture for a text step, "translate
    this poster. | expo.png", is read as ``none`` by the detector, so the picture is what
-   the step reads and the validator puts its reading in front); then ``implied_tasks`` adds the tasks the same pass finds the whole request implies and no
-   clause named, each beside the clause that implies it;
+   the step reads and the validator puts its reading in front); then ``implied_tasks``
+   adds the tasks the same pass finds the whole request implies and no clause named, each
+   beside the clause that implies it;
 4. ``linking.bind``: arguments are bound (files by extension or declared kind, quotes,
    earlier outputs through the typed tool graph) and steps are linked by ``<node-j>``;
    ``learned_linking.relink`` then re-decides which earlier step, if any, each one reads.
@@ -48,7 +49,7 @@ from graph_agent.planning.linking import (
     bind,
     states_only,
 )
-from graph_agent.planning.material import parse_request
+from graph_agent.planning.material import ParsedRequest, parse_request
 from graph_agent.planning.material_steps import (
     needless_translations,
     open_questions,
@@ -414,21 +415,35 @@ def plan_offline(
             "'transcribe meeting.wav and summarize it'."
         )
     parsed = parse_request(request)
-    types: dict[str, Modality | None] = {
-        **{m.name: "text" for m in parsed.material},
-        **input_types,
-    }
     try:
-        plan = _plan_instruction(parsed.instruction, types, models_dir)
+        plan = _plan_instruction(
+            parsed.instruction, _with_material(parsed, input_types), models_dir
+        )
     except RequestError:
         plan = table_question(parsed)  # "which month cost most?" over a pasted table
         if plan is None:
-            raise
+            # The words around a list ask for nothing: the list is what to do ("Please
+            # do the following: / 1. write a haiku / 2. read it aloud").
+            as_steps = parse_request(request, lists=False)
+            if as_steps == parsed:
+                raise
+            parsed = as_steps
+            plan = _plan_instruction(
+                parsed.instruction, _with_material(parsed, input_types), models_dir
+            )
+    types = _with_material(parsed, input_types)
     plan = questions_over_tables(plan, parsed)
     plan = needless_translations(plan, parsed)
     plan = translate_foreign_material(plan, parsed)
     plan = open_questions(plan, set(types))
     return plan.model_copy(update={"material": parsed.texts})
+
+
+def _with_material(
+    parsed: ParsedRequest, input_types: dict[str, Modality | None]
+) -> dict[str, Modality | None]:
+    """The inputs' kinds with each piece of pasted material as a text input."""
+    return {**{m.name: "text" for m in parsed.material}, **input_types}
 
 
 def _plan_instruction(
@@ -452,10 +467,7 @@ def bound_steps(
     into the request among them): what ``evals/train_linker.py`` learns from, exactly as
     ``plan_offline`` reads the request. Raises ``RequestError`` as ``plan_offline`` does."""
     parsed = parse_request(request)
-    types: dict[str, Modality | None] = {
-        **{m.name: "text" for m in parsed.material},
-        **input_types,
-    }
+    types = _with_material(parsed, input_types)
     instruction, steps = _steps(parsed.instruction, types, models_dir)
     return bind(steps, instruction, dict(types)), types
 

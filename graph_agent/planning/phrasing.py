@@ -68,9 +68,12 @@ _ABBREVIATIONS = frozenset(
     {"dr", "mr", "mrs", "ms", "prof", "st", "mt", "jr", "sr", "vs", "etc", "e.g", "i.e", "no"}
 )
 #: A "?" ends a sentence before a space; a ".", "!" or ";" only before a capital (or the
-#: end: "the Yahoo! logo" and "5! is 120" go on). The look-behind starts a match only at
-#: the first mark of a run, keeping it linear.
-_STOP = re.compile(r"(?<![.?!;])(?:[.!;]*\?[.?!;]*(?=\s|$)|[.!;]+(?=\s+[A-Z0-9\"'(]|\s*$))")
+#: end: "the Yahoo! logo" and "5! is 120" go on); a line break ends one too ("here are the
+#: numbers / table-1.csv / which region grew most?"). The look-behind starts a match only
+#: at the first mark of a run, keeping it linear.
+_STOP = re.compile(
+    r"(?<![.?!;\n])(?:[.!;]*\?[.?!;]*(?=\s|$)|[.!;]+(?=\s+[A-Z0-9\"'(]|\s*$)|\n\s*)"
+)
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
