@@ -71,9 +71,7 @@ _ABBREVIATIONS = frozenset(
 #: end: "the Yahoo! logo" and "5! is 120" go on); a line break ends one too ("here are the
 #: numbers / table-1.csv / which region grew most?"). The look-behind starts a match only
 #: at the first mark of a run, keeping it linear.
-_STOP = re.compile(
-    r"(?<![.?!;\n])(?:[.!;]*\?[.?!;]*(?=\s|$)|[.!;]+(?=\s+[A-Z0-9\"'(]|\s*$)|\n\s*)"
-)
+_STOP = re.compile(r"(?<![.?!;\n])(?:[.!;]*\?[.?!;]*(?=\s|$)|[.!;]+(?=\s+[A-Z0-9\"'(]|\s*$)|\n\s*)")
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
