@@ -71,6 +71,20 @@ page listing the task names, the record format and how plans are written:
   misses have not been read. Three of the 120 written were the same words as training
   requests and were dropped.
 
+In the sixth session (2026-11-27) two more such helpers wrote from the same page:
+
+* ``human_requests_blind6.jsonl`` (149, for scoring only): 100 requests in the style of a
+  multimodal agent benchmark (files named, one to four asks; ``b6-001`` .. ``b6-100``) and
+  49 everyday ones (pasted text and tables, quotes in other languages, open-ended writing,
+  chat style). Scored before that session's changes and after them; misses not read. One
+  request with the same words as a training request was dropped.
+* ``human_requests_tune3.jsonl`` (389): written for training (pasted tables, code and logs,
+  material in other languages, file paths, statements of where something came from).
+  Trained on, it moved TaskBench's held-out edge F1 40.06 -> 37.97 and mixed the human sets,
+  so the detector does not learn from it; it is a tune set whose misses may be read. Eleven
+  that shared eight words in a row with a blind set, or repeated a training request, were
+  dropped.
+
 Each set also reports TS, the exact task-set rate: the share of requests whose planned set of
 task names equals the gold set (an errand with no gold task counts when nothing is planned).
 
@@ -115,6 +129,8 @@ HUMAN_SETS = {
     "multimodal-blind": HUMAN.with_name("human_requests_multimodal_blind.jsonl"),
     "blind4": HUMAN.with_name("human_requests_blind4.jsonl"),
     "blind5": HUMAN.with_name("human_requests_blind5.jsonl"),
+    "blind6": HUMAN.with_name("human_requests_blind6.jsonl"),
+    "tune3": HUMAN.with_name("human_requests_tune3.jsonl"),
 }
 
 

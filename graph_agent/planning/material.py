@@ -252,6 +252,8 @@ def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) ->
     (code, a log); it names no file (then it is steps: "Do this:" / "caption a.jpg")."""
     intro = request[before[0] : before[1]]
     text = request[span[0] : span[1]]
+    if request[before[1] : span[0]].strip():  # material taken between them: not its intro
+        return False
     if not intro.endswith(":") or _words(intro) > 25 or files_named_in(text):
         return False
     return "\n" in text or text[0].isupper() or text[0].isdigit() or text[0] in "[{(#*-•\"'"

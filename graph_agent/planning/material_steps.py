@@ -59,9 +59,12 @@ def _question_in(instruction: str, names: set[str]) -> str | None:
     return None
 
 
-def _renumbered(steps: list[Subtask]) -> list[Subtask]:
-    """``steps`` with ids node-0, node-1, ... in order and every reference following."""
+def _renumbered(steps: list[Subtask], merged: dict[str, str] | None = None) -> list[Subtask]:
+    """``steps`` with ids node-0, node-1, ... in order and every reference following; a
+    reference to a step ``merged`` maps to another (dropped id -> kept id) follows that."""
     mapping = {s.id: f"node-{i}" for i, s in enumerate(steps)}
+    for dropped, kept in (merged or {}).items():
+        mapping[dropped] = mapping[kept]
 
     def move(value: Any) -> Any:
         if not isinstance(value, str):
@@ -86,7 +89,8 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
     question = _question_in(parsed.instruction, tables)
     if not tables or question is None:
         return plan
-    steps = []
+    steps: list[Subtask] = []
+    merged: dict[str, str] = {}  # a step that is one asked already -> that one
     for step in plan.subtasks:
         table = next((v for v in step.args.values() if v in tables), None)
         roles = dict(TASKS[step.task].roles) if step.task in TASKS else {}
@@ -99,7 +103,15 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
                     "args": {"table": table, "question": asked or question},
                 }
             )
+        # Two readings of one question ("which day sells most?" as a table question and as
+        # a text question) are one question over the table, asked once.
+        same = next((s for s in steps if (s.task, s.args) == (step.task, step.args)), None)
+        if same is not None:
+            merged[step.id] = same.id
+            continue
         steps.append(step)
+    if merged:
+        steps = _renumbered(steps, merged)
     return plan.model_copy(update={"subtasks": steps})
 
 
