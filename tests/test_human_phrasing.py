@@ -43,6 +43,26 @@ def test_writing_about_a_picture_reads_the_picture_first():
     assert steps[1].args == {"text": "<node-0>", "instruction": "write a limerick about photo.jpg"}
 
 
+def test_writing_about_an_attached_picture_or_recording_it_points_at_reads_it():
+    # Before: the photo given with --input (or uploaded) but not named was never looked at:
+    # the limerick was written from the words "this photo of my cat" alone.
+    steps = _plan("write a limerick about this photo of my cat", {"IMG_2041.jpg": "image"})
+    assert [(s.task, s.args) for s in steps] == [
+        ("image-to-text", {"image": "IMG_2041.jpg"}),
+        (
+            "text-generation",
+            {"text": "<node-0>", "instruction": "write a limerick about this photo of my cat"},
+        ),
+    ]
+    steps = _plan("a short poem about the voice memo please", {"memo-3.m4a": "audio"})
+    assert [s.task for s in steps] == ["automatic-speech-recognition", "text-generation"]
+    # Words that point at no picture leave one attached alone: they are the prompt.
+    steps = _plan("write a poem about autumn", {"IMG_2041.jpg": "image"})
+    assert [(s.task, s.args) for s in steps] == [
+        ("text-generation", {"text": "write a poem about autumn"})
+    ]
+
+
 def test_writing_over_material_keeps_what_to_write():
     # Before: the step got the paragraph alone, so the model continued it instead of
     # writing a headline.

@@ -90,6 +90,20 @@ _SOUND = re.compile(
     r"(?:me|him|her|us|them)|read\s+(?:me|him|her|us|them)\b)",
     re.IGNORECASE,
 )
+#: Words that point at an attached picture or recording the request does not name ("a
+#: limerick about this photo of my cat", "a poem about the recording"), by its kind.
+_POINTED = {
+    "image": re.compile(
+        r"\b(?:this|that|the|my|attached)\s+(?:\w+\s+)?(?:photo|picture|pic|image|img|"
+        r"snapshot|screenshot|selfie|drawing|painting|shot)s?\b",
+        re.IGNORECASE,
+    ),
+    "audio": re.compile(
+        r"\b(?:this|that|the|my|attached)\s+(?:\w+\s+)?(?:recording|audio|clip|voice\s*memo|"
+        r"voicemail|voice\s+note|song|track|podcast)s?\b",
+        re.IGNORECASE,
+    ),
+}
 _LABELS_AFTER = re.compile(r"\b(?:into|as one of|among|as either|as)\b", re.IGNORECASE)
 #: How a clause that only says what there is begins ("I have a photo of a document,
 #: page.jpg"; "here's the scan"). With no question or request after the opening (``_ASKS``)
@@ -478,6 +492,9 @@ def _first_text(
         named := [n for n in own if _kind(n, input_types) in ("image", "audio") and n not in used]
     ):
         return named[0]
+    if step.task in GENERATIVE and (pointed := _pointed_at(step, done, input_types, mentions)):
+        # "write a limerick about this photo of my cat", the photo attached, not named.
+        return pointed
     if step.task in GENERATIVE:
         return step.text  # "write a poem about autumn": the words are the prompt
     if recordings:
@@ -485,6 +502,29 @@ def _first_text(
     before = [n for pos, n in mentions if pos < step.start and _kind(n, input_types) == "text"]
     texts = [*before[::-1], *(n for n, k in input_types.items() if k == "text")]
     return texts[0] if texts else step.text
+
+
+def _pointed_at(
+    step: StepText,
+    done: list[Subtask],
+    input_types: dict[str, str | None],
+    mentions: list[tuple[int, str]],
+) -> str | None:
+    """The one attached picture or recording that the step's words point at ("this
+    photo") and the request never names, if no earlier step reads it; else None."""
+    named = {name for _, name in mentions}
+    used = {v for prev in done for v in prev.args.values() if isinstance(v, str)}
+    for kind, words in _POINTED.items():
+        if not words.search(step.text):
+            continue
+        attached = [
+            n
+            for n in input_types
+            if _kind(n, input_types) == kind and n not in named and n not in used
+        ]
+        if len(attached) == 1:
+            return attached[0]
+    return None
 
 
 def _options(step: StepText, args: dict[str, object]) -> None:
