@@ -302,3 +302,22 @@ def test_a_question_in_its_own_paragraph_under_a_table_is_asked_once_of_the_tabl
     assert [(s.task, s.args["table"]) for s in plan.subtasks] == [
         ("table-question-answering", "table-1.csv")
     ]
+
+
+def test_a_short_letter_or_snippet_laid_out_in_lines_beside_the_ask_is_material():
+    # Before: both paragraphs were under 30 words, so both were read as the ask; the reply
+    # was written from "write a short reply confirming thursday" alone, the e-mail unseen.
+    email = (
+        "Hi Tom,\nThanks for the update on the Q3 plan. Can we move the review to Thursday "
+        "at 3pm?\nBest,\nMaria"
+    )
+    plan = plan_offline(f"{email}\n\nwrite a short reply confirming thursday", {})
+    assert plan.material == {"text-1.txt": email}
+    assert [(s.task, s.args["text"]) for s in plan.subtasks] == [("text-generation", "text-1.txt")]
+    code = "def add(a, b):\n    return a - b"
+    parsed = parse_request(f"{code}\n\nwhy does this return the wrong answer?")
+    assert [(m.name, m.text) for m in parsed.material] == [("text-1.txt", code)]
+    # Lines that name files are steps, and a request that is all lines keeps them.
+    steps = "caption a.jpg\ntranslate notes.txt\nread it aloud\n\nthanks"
+    assert parse_request(steps).material == ()
+    assert parse_request("write a haiku\nabout rain\nand read it aloud").material == ()

@@ -245,6 +245,19 @@ def _after_colon(request: str, start: int, end: int) -> tuple[int, int] | None:
     return body_start + lead, body_start + lead + len(passage)
 
 
+#: Lines from which a short paragraph is laid out as pasted text is (a letter's greeting,
+#: body and sign-off; a poem's lines); two do when one is indented (code).
+_LAID_OUT_LINES = 3
+
+
+def _laid_out(text: str) -> bool:
+    """Whether ``text`` is laid out in lines as pasted text is, naming no file."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    indented = any(line[:1] in (" ", "\t") for line in lines[1:])
+    enough = len(lines) >= _LAID_OUT_LINES or (len(lines) >= 2 and indented)
+    return enough and not files_named_in(text)
+
+
 def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) -> bool:
     """Whether the paragraph ``span`` is what the short paragraph ``before`` it introduces
     with a colon ("Here is the error log:" / a blank line / the log): material of any
@@ -287,6 +300,11 @@ def parse_request(request: str, lists: bool = True) -> ParsedRequest:
             request[sizes[-1][0] : sizes[-1][1]]
         ):
             asks = [sizes[0]]
+    # A short paragraph laid out in lines (a letter, a poem, code) beside one that is not
+    # is pasted, not asked: people do not break the lines of what they ask for.
+    laid_out = [p for p in asks if _laid_out(request[p[0] : p[1]])]
+    if laid_out and len(laid_out) < len(paragraphs):
+        asks = [p for p in asks if p not in laid_out]
     for k, (start, end) in enumerate(paragraphs):
         inline = _after_colon(request, start, end)
         if inline is not None:
