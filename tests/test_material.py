@@ -78,6 +78,13 @@ def test_material_in_another_language_does_not_make_the_request_foreign():
     parsed = parse_request(f"Give me this Spanish recipe in English: {recipe}")
     assert parsed.material[0].foreign
     assert _tasks(f"Give me this Spanish recipe in English: {recipe}") == ["translation"]
+    # "... and read it to me: <recipe>": the recipe is named once, in the last clause, and
+    # "it" is the translation. Before, the speech read the Spanish recipe.
+    plan = plan_offline(f"Give me this Spanish recipe in English and read it to me: {recipe}", {})
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("translation", {"text": "text-1.txt", "target_language": "English"}),
+        ("text-to-speech", {"text": "<node-0>"}),
+    ]
 
 
 def test_short_objects_and_instructions_after_a_colon_stay_the_instruction():

@@ -449,6 +449,13 @@ def _first_text(
         return recordings[0]
     if quotes:
         return quotes.pop(0)
+    if texts_named and texts_named[0] in used and BACK.search(_without(step.text, texts_named)):
+        # "translate this recipe to English and read it to me: text-1.txt": the text is
+        # named once, at the end, and an earlier step already works on it; "it" is that
+        # step's result.
+        earlier = _latest_text(step, done, input_types)
+        if earlier is not None:
+            return earlier
     if texts_named:
         return texts_named[0]
     # "I just need the gist of standup.wav": the recording is what to work on, not the
@@ -502,6 +509,14 @@ def _first_text(
     before = [n for pos, n in mentions if pos < step.start and _kind(n, input_types) == "text"]
     texts = [*before[::-1], *(n for n, k in input_types.items() if k == "text")]
     return texts[0] if texts else step.text
+
+
+def _without(text: str, names: list[str]) -> str:
+    """``text`` with the input names taken out ("read it to me: text-1.txt" -> "read it to
+    me: "), so a name is not read as words."""
+    for name in names:
+        text = text.replace(name, " ")
+    return text
 
 
 def _pointed_at(
