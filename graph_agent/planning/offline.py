@@ -254,9 +254,10 @@ def _reports(labels: list[str], clauses: list[Clause]) -> None:
     """Unlabel, in place, a clause read as writing that only reports what the user did
     ("I wrote this: 'The meeting moved to Friday.' Please read it aloud"): a request to write
     asks; "I wrote" says where the material came from. People's requests in training taught
-    the classifier that "wrote" leans to writing. It changes no score on our human sets
-    (TaskBench held-out node F1 77.93 -> 77.85, edge F1 unchanged); it keeps a quote
-    someone wrote from being rewritten before it is read aloud."""
+    the classifier that "wrote" leans to writing. It keeps a quote someone wrote from being
+    rewritten before it is read aloud. It earns its place on tune3, whose 40 statements of
+    where something came from were written blind of this rule: TS 87.15 -> 87.92 and edge
+    F1 85.19 -> 86.14 with it (every other set unchanged)."""
     for i, clause in enumerate(clauses):
         if labels[i] in WRITES and states_only(clause.text):
             labels[i] = NONE
@@ -289,7 +290,8 @@ def _questions_on_pictures(
     file ("when does the warranty expire according to card.jpg?"): of the two picture
     questions, the one the classifier finds likelier. Text question answering would read
     the question as its own context and leave the picture unread. Returns the clauses
-    relabelled."""
+    relabelled. Without it (sixth session): multimodal-tune TS 100 -> 96, tune3 87.92 ->
+    87.66, blind2 node F1 93.12 -> 92.11; no set does better."""
     changed = []
     for i, clause in enumerate(clauses):
         kinds = {file_kind(f) for f in clause.files}
