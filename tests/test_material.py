@@ -289,6 +289,8 @@ def test_a_list_of_things_to_do_is_planned_as_steps():
     # No file named: the words around the list ask for nothing, so the list is the ask.
     request = "Please do the following:\n1. write a haiku about rain\n2. read it aloud"
     assert _tasks(request) == ["text-generation", "text-to-speech"]
+    # So with a paragraph a colon introduces, when nothing else asks.
+    assert _tasks("Can you do this for me:\n\nWrite a limerick about a cat") == ["text-generation"]
     # A list under words that ask for something stays material.
     plan = plan_offline("summarize these points for my boss:\n- revenue up 5%\n- two hires", {})
     assert [(s.task, s.args) for s in plan.subtasks] == [("summarization", {"text": "text-1.txt"})]

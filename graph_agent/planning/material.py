@@ -273,12 +273,14 @@ def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) ->
 
 
 @functools.lru_cache(maxsize=16)
-def parse_request(request: str, lists: bool = True) -> ParsedRequest:
+def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
     """Split ``request`` into its instruction and its material (see the module docstring).
 
-    ``lists=False`` leaves bullet and numbered lists in the instruction: the offline planner
-    reads them as steps when the words around them ask for nothing ("Please do the
-    following: / 1. write a haiku about rain / 2. read it aloud")."""
+    ``by_layout=False`` leaves in the instruction what only its layout marks as material:
+    bullet and numbered lists, a paragraph a colon introduces, a short paragraph laid out in
+    lines. The offline planner reads them as the ask when the words around them ask for
+    nothing ("Please do the following: / 1. write a haiku about rain / 2. read it aloud";
+    "Can you do this for me: / Write a limerick about a cat")."""
     spans: list[tuple[int, int, str]] = []
 
     def taken() -> list[tuple[int, int]]:
@@ -289,7 +291,7 @@ def parse_request(request: str, lists: bool = True) -> ParsedRequest:
     for start, end, kind in _json_spans(request):
         if all(end <= a or start >= b for a, b in taken()):
             spans.append((start, end, kind))
-    spans += _line_blocks(request, taken(), lists)
+    spans += _line_blocks(request, taken(), by_layout)
     paragraphs = _paragraphs(request, taken())
     asks = [p for p in paragraphs if _words(request[p[0] : p[1]]) < MIN_PARAGRAPH_WORDS]
     if not asks and len(paragraphs) >= 2:
@@ -302,7 +304,7 @@ def parse_request(request: str, lists: bool = True) -> ParsedRequest:
             asks = [sizes[0]]
     # A short paragraph laid out in lines (a letter, a poem, code) beside one that is not
     # is pasted, not asked: people do not break the lines of what they ask for.
-    laid_out = [p for p in asks if _laid_out(request[p[0] : p[1]])]
+    laid_out = [p for p in asks if by_layout and _laid_out(request[p[0] : p[1]])]
     if laid_out and len(laid_out) < len(paragraphs):
         asks = [p for p in asks if p not in laid_out]
     for k, (start, end) in enumerate(paragraphs):
@@ -312,7 +314,7 @@ def parse_request(request: str, lists: bool = True) -> ParsedRequest:
         elif (asks or spans) and (start, end) not in asks:
             # A long paragraph beside a short one (the ask), or beside other material.
             spans.append((start, end, "text"))
-        elif k and _introduced(request, paragraphs[k - 1], (start, end)):
+        elif by_layout and k and _introduced(request, paragraphs[k - 1], (start, end)):
             spans.append((start, end, "text"))
     if not spans:
         return ParsedRequest(request)

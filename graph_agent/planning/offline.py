@@ -424,9 +424,10 @@ def plan_offline(
     except RequestError:
         plan = table_question(parsed)  # "which month cost most?" over a pasted table
         if plan is None:
-            # The words around a list ask for nothing: the list is what to do ("Please
-            # do the following: / 1. write a haiku / 2. read it aloud").
-            as_steps = parse_request(request, lists=False)
+            # The words around a list (or a paragraph they introduce) ask for nothing: it
+            # is what to do ("Please do the following: / 1. write a haiku / 2. read it
+            # aloud").
+            as_steps = parse_request(request, by_layout=False)
             if as_steps == parsed:
                 raise
             parsed = as_steps
