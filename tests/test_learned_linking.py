@@ -20,8 +20,8 @@ from graph_agent.planning.offline import bound_steps, detector, plan_offline
 from graph_agent.planning.plan import Plan, validate
 
 #: A request written for this test (from no eval set): a summary of pasted text, then the
-#: summary read aloud. The step names "the summary", so it reads the summary, not the
-#: pasted text its clause ends with.
+#: summary read aloud. The hand rules give the reading the pasted text (the clause ends by
+#: pointing at it); the step names "the summary", so it reads the summary.
 NAMED_RESULT = (
     "Summarize this and then read the summary aloud:\n\nThe city council met on Tuesday to "
     "discuss the new bike lanes. After a long debate, members voted seven to two to extend "
@@ -63,16 +63,10 @@ def test_candidates_carry_one_value_per_feature():
 @pytest.mark.usefixtures("_trained")
 def test_learned_linker_reads_the_result_a_step_names():
     bound, types = bound_steps(NAMED_RESULT, {})
-    # The hand rules now link this one themselves (the pasted text, named in the last
-    # clause, is already summarized: "the summary" is that result). Bound as they once did,
-    # to the pasted text, the learned linker still reads the summary the words name.
     assert [(b.subtask.task, b.subtask.deps) for b in bound] == [
         ("summarization", []),
-        ("text-to-speech", ["node-0"]),
+        ("text-to-speech", []),
     ]
-    bound[1].subtask = bound[1].subtask.model_copy(
-        update={"args": {"text": "text-1.txt"}, "deps": []}
-    )
     steps = relink(bound, types, read_model())
     assert [(s.task, s.deps) for s in steps] == [
         ("summarization", []),

@@ -330,3 +330,45 @@ def test_a_short_letter_or_snippet_laid_out_in_lines_beside_the_ask_is_material(
     steps = "caption a.jpg\ntranslate notes.txt\nread it aloud\n\nthanks"
     assert parse_request(steps).material == ()
     assert parse_request("write a haiku\nabout rain\nand read it aloud").material == ()
+
+
+def test_layout_takes_no_ask_for_material_and_splits_no_paste():
+    # A short ask written over lines, above a statement, stays the ask.
+    request = "Hey,\ncan you translate this into French?\nThanks!\n\nThe meeting moved to Friday."
+    assert parse_request(request).material == ()
+    assert _tasks(request) == ["translation"]
+    # What a colon introduces runs on as one piece, up to a paragraph that asks.
+    request = "Summarize this:\n\nThe council met on Monday.\n\nThey also approved a new park."
+    plan = plan_offline(request, {})
+    assert plan.material == {
+        "text-1.txt": "The council met on Monday.\n\nThey also approved a new park."
+    }
+    assert [(s.task, s.args) for s in plan.subtasks] == [("summarization", {"text": "text-1.txt"})]
+    # A question after the colon is the ask, not material.
+    assert (
+        parse_request(
+            "I have a question about history:\n\nWho was the first emperor of Rome?"
+        ).material
+        == ()
+    )
+    # Verse whose lines end in commas is no table.
+    poem = (
+        "turn this poem into a song:\nRoses are red,\nViolets are blue,\nSugar is sweet,\n"
+        "And so are you."
+    )
+    assert parse_request(poem).material == ()
+
+
+def test_only_a_translation_into_english_or_a_reading_aloud_reads_the_translation():
+    article = (
+        "The city council voted on Tuesday to expand the bike lane network across the east "
+        "side, and the mayor praised the plan in a long speech."
+    )
+    plan = plan_offline(f"Translate this into French and read it aloud: {article}", {})
+    assert [(s.task, s.args["text"]) for s in plan.subtasks] == [
+        ("translation", "text-1.txt"),
+        ("text-to-speech", "<node-0>"),
+    ]
+    # Names, sentiment or a summary of the text itself, not of a translation or a summary.
+    plan = plan_offline(f"Summarize this article and find the names of people in it: {article}", {})
+    assert [s.args["text"] for s in plan.subtasks] == ["text-1.txt", "text-1.txt"]

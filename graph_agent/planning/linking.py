@@ -449,13 +449,8 @@ def _first_text(
         return recordings[0]
     if quotes:
         return quotes.pop(0)
-    if texts_named and texts_named[0] in used and BACK.search(_without(step.text, texts_named)):
-        # "translate this recipe to English and read it to me: text-1.txt": the text is
-        # named once, at the end, and an earlier step already works on it; "it" is that
-        # step's result.
-        earlier = _latest_text(step, done, input_types)
-        if earlier is not None:
-            return earlier
+    if texts_named and (translated := _translated(texts_named[0], step, done, mentions)):
+        return translated
     if texts_named:
         return texts_named[0]
     # "I just need the gist of standup.wav": the recording is what to work on, not the
@@ -511,12 +506,26 @@ def _first_text(
     return texts[0] if texts else step.text
 
 
-def _without(text: str, names: list[str]) -> str:
-    """``text`` with the input names taken out ("read it to me: text-1.txt" -> "read it to
-    me: "), so a name is not read as words."""
-    for name in names:
-        text = text.replace(name, " ")
-    return text
+#: "it", "this" or "that" as the object of a step ("read it to me").
+_IT = re.compile(r"\b(?:it|this|that)\b", re.IGNORECASE)
+
+
+def _translated(
+    name: str, step: StepText, done: list[Subtask], mentions: list[tuple[int, str]]
+) -> str | None:
+    """``<node-j>`` when ``name`` is named once in the request, in this step's clause, an
+    earlier step translated it, and the step's words say "it": "Give me this Spanish
+    recipe in English and read it to me: text-1.txt" reads the English, as does "translate
+    this into English and summarize it: ..."; a translation into another language is read
+    aloud, but not classified or summarized in place of the text. Else None."""
+    named_at = {pos for pos, n in mentions if n == name}
+    if len(named_at) != 1 or not _IT.search(step.text.replace(name, " ")):
+        return None
+    for prev in reversed(done):
+        if prev.task == "translation" and prev.args.get("text") == name:
+            english = str(prev.args.get("target_language", "English")).lower() == "english"
+            return f"<{prev.id}>" if english or step.task == "text-to-speech" else None
+    return None
 
 
 def _pointed_at(

@@ -8,9 +8,15 @@ foreign. So the request is parsed first, by its structure alone:
 
 - fenced code (```` ``` ````), JSON that parses, markdown tables and runs of delimited lines
   (CSV, TSV) are tables or code;
-- runs of bullet or numbered lines are a list;
+- runs of bullet or numbered lines are a list (unless its items name files: then they are
+  steps); a table keeps its rows when an intro line or its question touches it;
 - a long passage after a colon ("summarize this article: <ten sentences>") and a long
-  paragraph beside a short one that asks for something are text.
+  paragraph beside a short one that asks for something are text;
+- so are, by layout alone, the paragraphs a short colon-ended one introduces, up to one
+  that asks ("Here is the error log:" / the log / "what went wrong?"), and a short
+  paragraph laid out in lines (a letter, code) beside one that reads as an ask. When the
+  words left ask for nothing, the planner reads what layout alone marked as the ask
+  (``parse_request(by_layout=False)``).
 
 Quotations stay what they were, literals the clause splitter masks: a quoted passage is as
 often an instruction ("edit it as 'make the sky purple and add a bird'") as data, and taking
@@ -204,9 +210,18 @@ def _table_lines(texts: list[str]) -> tuple[int, int] | None:
         if len(texts) - a - b >= 2
     ]
     for a, end in sorted(trims, key=lambda t: t[0] - t[1]):
-        if _delimited(texts[a:end]):
+        if _delimited(texts[a:end]) and ((a, end) == (0, len(texts)) or _full_cells(texts[a:end])):
             return a, end
     return None
+
+
+def _full_cells(lines: list[str]) -> bool:
+    """Whether no cell of ``lines`` is empty for the delimiter they line up on: lines cut
+    out of a longer run must be a table on their own, not verse ending in commas."""
+    for delimiter in (",", "\t", ";", "|"):
+        if lines[0].count(delimiter) and len({line.count(delimiter) for line in lines}) == 1:
+            return all(c.strip() for line in lines for c in line.split(delimiter))
+    return False
 
 
 def _paragraphs(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -267,9 +282,16 @@ def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) ->
     text = request[span[0] : span[1]]
     if request[before[1] : span[0]].strip():  # material taken between them: not its intro
         return False
-    if not intro.endswith(":") or _words(intro) > 25 or files_named_in(text):
+    if not intro.endswith(":") or _words(intro) > 25 or files_named_in(text) or _asks(text):
         return False
     return "\n" in text or text[0].isupper() or text[0].isdigit() or text[0] in "[{(#*-•\"'"
+
+
+def _asks(text: str) -> bool:
+    """Whether a paragraph reads as the user's ask rather than pasted text: a question, or
+    a lower-case start (pasted text starts as text does, ``_after_colon``)."""
+    text = text.strip()
+    return text.endswith("?") or text[:1].islower()
 
 
 @functools.lru_cache(maxsize=16)
@@ -302,12 +324,15 @@ def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
             request[sizes[-1][0] : sizes[-1][1]]
         ):
             asks = [sizes[0]]
-    # A short paragraph laid out in lines (a letter, a poem, code) beside one that is not
-    # is pasted, not asked: people do not break the lines of what they ask for.
+    # A short paragraph laid out in lines (a letter, a poem, code) beside one that reads as
+    # an ask is pasted, not asked: people do not break the lines of what they ask for.
     laid_out = [p for p in asks if by_layout and _laid_out(request[p[0] : p[1]])]
-    if laid_out and len(laid_out) < len(paragraphs):
-        asks = [p for p in asks if p not in laid_out]
-    for k, (start, end) in enumerate(paragraphs):
+    rest = [p for p in asks if p not in laid_out]
+    if laid_out and rest and all(_asks(request[a:b]) for a, b in rest):
+        asks = rest
+    k = 0
+    while k < len(paragraphs):
+        start, end = paragraphs[k]
         inline = _after_colon(request, start, end)
         if inline is not None:
             spans.append((*inline, "text"))
@@ -315,7 +340,17 @@ def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
             # A long paragraph beside a short one (the ask), or beside other material.
             spans.append((start, end, "text"))
         elif by_layout and k and _introduced(request, paragraphs[k - 1], (start, end)):
-            spans.append((start, end, "text"))
+            # What a colon introduces runs on, as one piece, up to a paragraph that asks.
+            last = k
+            while (
+                last + 1 < len(paragraphs)
+                and not request[paragraphs[last][1] : paragraphs[last + 1][0]].strip()
+                and not _asks(request[paragraphs[last + 1][0] : paragraphs[last + 1][1]])
+            ):
+                last += 1
+            spans.append((start, paragraphs[last][1], "text"))
+            k = last
+        k += 1
     if not spans:
         return ParsedRequest(request)
     spans.sort()

@@ -106,7 +106,7 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
         # Two readings of one question ("which day sells most?" as a table question and as
         # a text question) are one question over the table, asked once.
         same = next((s for s in steps if (s.task, s.args) == (step.task, step.args)), None)
-        if same is not None:
+        if same is not None and step.task == "table-question-answering":
             merged[step.id] = same.id
             continue
         steps.append(step)

@@ -421,7 +421,7 @@ def plan_offline(
         plan = _plan_instruction(
             parsed.instruction, _with_material(parsed, input_types), models_dir
         )
-    except RequestError:
+    except RequestError as first:
         plan = table_question(parsed)  # "which month cost most?" over a pasted table
         if plan is None:
             # The words around a list (or a paragraph they introduce) ask for nothing: it
@@ -431,9 +431,12 @@ def plan_offline(
             if as_steps == parsed:
                 raise
             parsed = as_steps
-            plan = _plan_instruction(
-                parsed.instruction, _with_material(parsed, input_types), models_dir
-            )
+            try:
+                plan = _plan_instruction(
+                    parsed.instruction, _with_material(parsed, input_types), models_dir
+                )
+            except RequestError:
+                raise first from None
     types = _with_material(parsed, input_types)
     plan = questions_over_tables(plan, parsed)
     plan = needless_translations(plan, parsed)
@@ -470,8 +473,19 @@ def bound_steps(
     into the request among them): what ``evals/train_linker.py`` learns from, exactly as
     ``plan_offline`` reads the request. Raises ``RequestError`` as ``plan_offline`` does."""
     parsed = parse_request(request)
+    try:
+        instruction, steps = _steps(
+            parsed.instruction, _with_material(parsed, input_types), models_dir
+        )
+    except RequestError:  # as ``plan_offline``: layout-only material may be the ask
+        as_steps = parse_request(request, by_layout=False)
+        if as_steps == parsed:
+            raise
+        parsed = as_steps
+        instruction, steps = _steps(
+            parsed.instruction, _with_material(parsed, input_types), models_dir
+        )
     types = _with_material(parsed, input_types)
-    instruction, steps = _steps(parsed.instruction, types, models_dir)
     return bind(steps, instruction, dict(types)), types
 
 

@@ -80,7 +80,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
     spans, start = [], 0
     for stop in _STOP.finditer(text):
         before = text[max(start, stop.start() - 8) : stop.start()].split()  # the last word
-        ends_on_dot = "?" not in stop.group()
+        ends_on_dot = "?" not in stop.group() and "\n" not in stop.group()
         if ends_on_dot and before and before[-1].lower().rstrip(".") in _ABBREVIATIONS:
             continue
         spans.append((start, stop.end()))
