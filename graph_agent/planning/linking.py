@@ -494,7 +494,7 @@ def _first_text(
         named := [n for n in own if _kind(n, input_types) in ("image", "audio") and n not in used]
     ):
         return named[0]
-    if step.task in GENERATIVE and (pointed := _pointed_at(step, done, input_types, mentions)):
+    if step.task in GENERATIVE and (pointed := _pointed_at(step, used, input_types, mentions)):
         # "write a limerick about this photo of my cat", the photo attached, not named.
         return pointed
     if step.task in GENERATIVE:
@@ -530,14 +530,14 @@ def _translated(
 
 def _pointed_at(
     step: StepText,
-    done: list[Subtask],
+    used: set[str],
     input_types: dict[str, str | None],
     mentions: list[tuple[int, str]],
 ) -> str | None:
     """The one attached picture or recording that the step's words point at ("this
-    photo") and the request never names, if no earlier step reads it; else None."""
+    photo") and the request never names, if no earlier step reads it (``used``: what
+    earlier steps read); else None."""
     named = {name for _, name in mentions}
-    used = {v for prev in done for v in prev.args.values() if isinstance(v, str)}
     for kind, words in _POINTED.items():
         if not words.search(step.text):
             continue

@@ -128,17 +128,19 @@ def _json_spans(request: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def _delimited(lines: list[str]) -> bool:
+def _delimited(lines: list[str], full: bool = False) -> bool:
     """Whether lines line up as CSV/TSV: the same number (>= 1) of one delimiter in each,
-    at least three lines, or two with two or more delimiters and short cells."""
+    at least three lines, or two with two or more delimiters and short cells; with
+    ``full``, no cell empty (lines cut out of a longer run must be a table on their own,
+    not verse ending in commas)."""
     for delimiter in (",", "\t", ";", "|"):
         counts = {line.count(delimiter) for line in lines}
         if len(counts) != 1 or not counts.pop() or len(lines) < 2:
             continue
-        cells = [c for line in lines for c in line.split(delimiter)]
-        short = sum(len(c.strip()) for c in cells) / len(cells) < 30
+        cells = [c.strip() for line in lines for c in line.split(delimiter)]
+        short = sum(map(len, cells)) / len(cells) < 30
         if short and (len(lines) >= 3 or lines[0].count(delimiter) >= 2):
-            return True
+            return not full or all(cells)
     return False
 
 
@@ -209,19 +211,10 @@ def _table_lines(texts: list[str]) -> tuple[int, int] | None:
         for b in range(_AROUND_TABLE + 1)
         if len(texts) - a - b >= 2
     ]
-    for a, end in sorted(trims, key=lambda t: t[0] - t[1]):
-        if _delimited(texts[a:end]) and ((a, end) == (0, len(texts)) or _full_cells(texts[a:end])):
+    for a, end in sorted(trims, key=lambda t: t[0] - t[1]):  # the most lines kept first
+        if _delimited(texts[a:end], full=(a, end) != (0, len(texts))):
             return a, end
     return None
-
-
-def _full_cells(lines: list[str]) -> bool:
-    """Whether no cell of ``lines`` is empty for the delimiter they line up on: lines cut
-    out of a longer run must be a table on their own, not verse ending in commas."""
-    for delimiter in (",", "\t", ";", "|"):
-        if lines[0].count(delimiter) and len({line.count(delimiter) for line in lines}) == 1:
-            return all(c.strip() for line in lines for c in line.split(delimiter))
-    return False
 
 
 def _paragraphs(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -254,7 +247,7 @@ def _after_colon(request: str, start: int, end: int) -> tuple[int, int] | None:
         return None
     # Pasted text starts as a text does; a lower-case start goes on with the instruction
     # ("Book cover draft: write a scene ..., then upscale it").
-    if not (passage[0].isupper() or passage[0].isdigit() or passage[0] in "[{(#*-•"):
+    if not _starts_as_text(passage):
         return None
     lead = len(request[body_start:body_end]) - len(request[body_start:body_end].lstrip())
     return body_start + lead, body_start + lead + len(passage)
@@ -284,7 +277,13 @@ def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) ->
         return False
     if not intro.endswith(":") or _words(intro) > 25 or files_named_in(text) or _asks(text):
         return False
-    return "\n" in text or text[0].isupper() or text[0].isdigit() or text[0] in "[{(#*-•\"'"
+    return "\n" in text or _starts_as_text(text) or text[0] in "\"'"
+
+
+def _starts_as_text(text: str) -> bool:
+    """Whether ``text`` starts as pasted text does: a capital, a digit, a bracket, a
+    heading or a bullet; a lower-case start goes on with the instruction."""
+    return text[0].isupper() or text[0].isdigit() or text[0] in "[{(#*-•"
 
 
 def _asks(text: str) -> bool:

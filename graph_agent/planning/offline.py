@@ -31,6 +31,7 @@ import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -64,6 +65,8 @@ from graph_agent.planning.spelling import correct_task_words
 from graph_agent.planning.task_detector import NONE, DetectorUnavailableError, TaskDetector
 from graph_agent.planning.vocabulary import TASKS, TaskSpec, can_feed
 from graph_agent.tools.results import Modality
+
+_T = TypeVar("_T")
 
 #: Connectives that put a clause after the step before it ("estimate the depth, and then
 #: convert the depth map ..."): a clause led by one names a new step, so when its likeliest
@@ -416,33 +419,42 @@ def plan_offline(
             "The request is empty. Say what you want done, e.g. "
             "'transcribe meeting.wav and summarize it'."
         )
-    parsed = parse_request(request)
-    try:
-        plan = _plan_instruction(
-            parsed.instruction, _with_material(parsed, input_types), models_dir
-        )
-    except RequestError as first:
-        plan = table_question(parsed)  # "which month cost most?" over a pasted table
-        if plan is None:
-            # The words around a list (or a paragraph they introduce) ask for nothing: it
-            # is what to do ("Please do the following: / 1. write a haiku / 2. read it
-            # aloud").
-            as_steps = parse_request(request, by_layout=False)
-            if as_steps == parsed:
-                raise
-            parsed = as_steps
-            try:
-                plan = _plan_instruction(
-                    parsed.instruction, _with_material(parsed, input_types), models_dir
-                )
-            except RequestError:
-                raise first from None
+    parsed, plan = _read_and(
+        request,
+        lambda p: _plan_instruction(p.instruction, _with_material(p, input_types), models_dir),
+        table_question,  # "which month cost most?" over a pasted table
+    )
     types = _with_material(parsed, input_types)
     plan = questions_over_tables(plan, parsed)
     plan = needless_translations(plan, parsed)
     plan = translate_foreign_material(plan, parsed)
     plan = open_questions(plan, set(types))
     return plan.model_copy(update={"material": parsed.texts})
+
+
+def _read_and(
+    request: str,
+    attempt: Callable[[ParsedRequest], _T],
+    rescue: Callable[[ParsedRequest], _T | None] = lambda parsed: None,
+) -> tuple[ParsedRequest, _T]:
+    """``request`` parsed, and ``attempt`` on it; when that finds no task and ``rescue``
+    gives nothing, the words around what only layout marked as material ask for nothing,
+    so that is the ask ("Please do the following: / 1. write a haiku / 2. read it aloud")
+    and ``attempt`` runs on the request parsed without it. Raises the first
+    ``RequestError`` when both fail."""
+    parsed = parse_request(request)
+    try:
+        return parsed, attempt(parsed)
+    except RequestError as first:
+        if (rescued := rescue(parsed)) is not None:
+            return parsed, rescued
+        as_steps = parse_request(request, by_layout=False)
+        if as_steps == parsed:
+            raise
+        try:
+            return as_steps, attempt(as_steps)
+        except RequestError:
+            raise first from None
 
 
 def _with_material(
@@ -472,19 +484,9 @@ def bound_steps(
     re-decides their sources, and the input kinds they were bound with (material pasted
     into the request among them): what ``evals/train_linker.py`` learns from, exactly as
     ``plan_offline`` reads the request. Raises ``RequestError`` as ``plan_offline`` does."""
-    parsed = parse_request(request)
-    try:
-        instruction, steps = _steps(
-            parsed.instruction, _with_material(parsed, input_types), models_dir
-        )
-    except RequestError:  # as ``plan_offline``: layout-only material may be the ask
-        as_steps = parse_request(request, by_layout=False)
-        if as_steps == parsed:
-            raise
-        parsed = as_steps
-        instruction, steps = _steps(
-            parsed.instruction, _with_material(parsed, input_types), models_dir
-        )
+    parsed, (instruction, steps) = _read_and(
+        request, lambda p: _steps(p.instruction, _with_material(p, input_types), models_dir)
+    )
     types = _with_material(parsed, input_types)
     return bind(steps, instruction, dict(types)), types
 
