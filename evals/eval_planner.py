@@ -85,6 +85,13 @@ In the sixth session (2026-11-27) two more such helpers wrote from the same page
   that shared eight words in a row with a blind set, or repeated a training request, were
   dropped.
 
+In the seventh session (2026-11-27) one more such helper wrote from the same page:
+
+* ``human_requests_blind7.jsonl`` (136, for scoring only): 100 multimodal-benchmark-style
+  and 50 everyday requests were written; 14 that shared eight words in a row with another
+  set were dropped. Scored before that session's changes (HEAD ``63f7789``) and after them;
+  misses not read.
+
 Each set also reports TS, the exact task-set rate: the share of requests whose planned set of
 task names equals the gold set (an errand with no gold task counts when nothing is planned).
 
@@ -130,6 +137,7 @@ HUMAN_SETS = {
     "blind4": HUMAN.with_name("human_requests_blind4.jsonl"),
     "blind5": HUMAN.with_name("human_requests_blind5.jsonl"),
     "blind6": HUMAN.with_name("human_requests_blind6.jsonl"),
+    "blind7": HUMAN.with_name("human_requests_blind7.jsonl"),
     "tune3": HUMAN.with_name("human_requests_tune3.jsonl"),
 }
 

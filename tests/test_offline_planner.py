@@ -130,7 +130,7 @@ def test_a_step_whose_words_ask_nothing_puts_its_task_open_question():
     # A clause that asks, even without a question word or mark, keeps its own words.
     for asked in ("Is the door open in door.jpg?", "Give me the total on door.jpg"):
         (step,) = plan_offline(asked, {"door.jpg": "image"}).subtasks
-        assert step.args["question"] == asked.rstrip("?"), asked
+        assert step.args["question"].rstrip("?") == asked.rstrip("?"), asked
 
 
 def test_a_then_clause_that_repeats_the_previous_task_is_read_as_its_next_likeliest_task():
@@ -234,6 +234,38 @@ def test_no_task_and_empty_requests_are_clear_errors():
         ("tldr pls", "summarization"),
     ]:
         assert [s.task for s in plan_offline(request, {}).subtasks] == [task], request
+
+
+def test_a_question_nothing_else_plans_is_put_to_what_the_request_gives():
+    # Before: "Could not find a task in the request" for each; no clause's task reaches the
+    # fallback's probability, so the likeliest task that answers questions is asked.
+    for request, types, expected in [
+        (
+            "I took a picture of the sign by the gym entrance (sign.jpg). Can I bring my dog "
+            "inside?",
+            {"sign.jpg": "image"},
+            (
+                "visual-question-answering",
+                {"image": "sign.jpg", "question": "Can I bring my dog inside?"},
+            ),
+        ),
+        (
+            "My landlord keeps mentioning escrow in his emails. What is it and why should I care?",
+            {},
+            (
+                "text-generation",
+                {"text": "My landlord keeps mentioning escrow in his emails. What is it and why "
+                 "should I care"},
+            ),
+        ),
+    ]:  # fmt: skip
+        plan = validate(plan_offline(request, types), types)
+        assert [(s.task, s.args) for s in plan.subtasks] == [expected], request
+    (step,) = plan_offline("Using faq.txt, do you ship to Canada?", {"faq.txt": "text"}).subtasks
+    assert (step.task, step.args["text"]) == ("question-answering", "faq.txt")
+    # A command nothing plans is no question: it may be an errand, and stays refused.
+    with pytest.raises(RequestError):
+        plan_offline("fly me to Rome", {})
 
 
 #: Errands no model here can run, none of them a training seed: ours, and 13 of 40 a helper

@@ -109,6 +109,11 @@ def test_words_that_point_elsewhere_name_no_subject(words):
             "how many cars are there? are there any trucks",
             "How many cars are there? Are there any trucks?",
         ),
+        # ... and so does one that ends the text ("Can I ..." asks; "Can you ..." requests).
+        (
+            "Rules from the game:\n\ntext-1.txt\n\nCan I play two action cards in one turn",
+            "Can I play two action cards in one turn?",
+        ),
         # Reordered only when one subject ends on its verb; two questions keep their words.
         (
             "Tell me what the dog is doing and where the cat is",

@@ -59,6 +59,7 @@ _SUFFIX = {"text": ".txt", "table": ".csv", "code": ".txt"}
 
 _FENCE = re.compile(r"```[^\n`]*\n(?P<body>.*?)\n?```", re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)])\s+\S")
+_BULLET_MARK = re.compile(r"^[ \t]*(?:[-*•·]|\d{1,3}[.)])[ \t]+(?=\S)", re.MULTILINE)
 _MARKDOWN_ROW = re.compile(r"^\s*\|.*\|\s*$")
 #: A sentence that goes back to instructing after the material ("Then translate it").
 _TAIL = re.compile(
@@ -227,9 +228,10 @@ def _paragraphs(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, i
     return spans
 
 
-def _after_colon(request: str, start: int, end: int) -> tuple[int, int] | None:
+def _after_colon(request: str, start: int, end: int, lists: bool = True) -> tuple[int, int] | None:
     """A long passage after the first ': ' in ``request[start:end]``, up to a sentence that
-    instructs again ("Then translate it into French.")."""
+    instructs again ("Then translate it into French."); without ``lists``, not a list (only
+    its layout marks a list as material: ``parse_request(by_layout=False)``)."""
     text = request[start:end]
     colon = re.search(r":\s", text)
     if colon is None or _words(text[: colon.start()]) > 25:
@@ -240,6 +242,8 @@ def _after_colon(request: str, start: int, end: int) -> tuple[int, int] | None:
     body_end = body_start + (tail.start() if tail else len(body))
     passage = request[body_start:body_end].strip()
     if _words(passage) < MIN_PASSAGE_WORDS:
+        return None
+    if not lists and sum(bool(_BULLET.match(line)) for line in passage.split("\n")) >= 2:
         return None
     # A passage that names files, or quotes what it works on, is still the instruction
     # ("Ticket #4412: box every forklift in cams/dock2.png"; "two sentences: 'a' and 'b'").
@@ -332,7 +336,7 @@ def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
     k = 0
     while k < len(paragraphs):
         start, end = paragraphs[k]
-        inline = _after_colon(request, start, end)
+        inline = _after_colon(request, start, end, by_layout)
         if inline is not None:
             spans.append((*inline, "text"))
         elif (asks or spans) and (start, end) not in asks:
@@ -350,8 +354,10 @@ def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
             spans.append((start, paragraphs[last][1], "text"))
             k = last
         k += 1
+    # Read as steps, a list's items are the ask; their numbers and bullets are not.
+    unmarked = (lambda text: text) if by_layout else functools.partial(_BULLET_MARK.sub, "")
     if not spans:
-        return ParsedRequest(request)
+        return ParsedRequest(unmarked(request))
     spans.sort()
     material: list[Material] = []
     counts: dict[str, int] = {}
@@ -373,7 +379,7 @@ def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
         pieces += [request[cursor:start], name]
         cursor = end
     pieces.append(request[cursor:])
-    instruction = re.sub(r"[ \t]+", " ", "".join(pieces)).strip()
+    instruction = re.sub(r"[ \t]+", " ", unmarked("".join(pieces))).strip()
     if not re.sub(r"\b(?:text|table|code)-\d+\.\w+", "", instruction).strip(" \n:.,;!?\"'“”"):
         # Nothing but material: there is no instruction to keep apart from it.
         return ParsedRequest(request)

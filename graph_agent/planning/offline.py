@@ -55,9 +55,11 @@ from graph_agent.planning.material_steps import (
     needless_translations,
     open_questions,
     questions_over_tables,
+    questions_without_material,
     table_question,
     translate_foreign_material,
 )
+from graph_agent.planning.phrasing import asked
 from graph_agent.planning.plan import Plan
 from graph_agent.planning.request_language import looks_foreign
 from graph_agent.planning.result_nouns import mask_content_phrases, mask_result_nouns
@@ -85,8 +87,24 @@ SEQUENCE_LEADS = frozenset(
 NEXT_STEP_MIN_PROB = 0.1
 
 #: A request whose every clause is ``none`` still gets its most likely task when the
-#: classifier gives that task at least this probability ("what's in photo.jpg?").
+#: classifier gives that task at least this probability ("what's in photo.jpg?"). When
+#: nothing else plans it and it asks a question, the likeliest task that answers questions
+#: is asked it, whatever its probability (``_read_and``): "Can I park here on Sundays?"
+#: beside sign.jpg is a question to the picture, "Could you break it down for me?" one to
+#: answer in writing.
 FALLBACK_MIN_PROB = 0.15
+#: The tasks that answer a question (one put to a missing picture becomes question
+#: answering, and that, with nothing to read, writing: ``_fallback_odds``).
+_ANSWERS = frozenset(
+    {
+        "question-answering",
+        "visual-question-answering",
+        "document-question-answering",
+        "table-question-answering",
+        "text-generation",
+        "conversational",
+    }
+)
 
 #: A request that names no file and none of whose words the encoder's vocabulary holds
 #: whole ("asdf qwerty") is refused unless the classifier gives some task at least this
@@ -167,12 +185,16 @@ def detect_tasks(
     clauses: list[Clause],
     models_dir: str | Path | None = None,
     media: int = 0,
+    question: bool = False,
 ) -> tuple[list[str], list[ImpliedTask]]:
     """A task name or ``none`` for every clause, and the tasks the whole request implies.
 
     ``media`` is the mask (``decoding.media_mask``) of the image, audio and table kinds the
     request's inputs provide: the labels are the likeliest sequence given which steps can
-    get their input (``decoding.label_sequence``).
+    get their input (``decoding.label_sequence``). A request whose every clause asks
+    nothing gets its likeliest task if that has ``FALLBACK_MIN_PROB``; with ``question``
+    (the request asks one and nothing else planned it), the likeliest that answers
+    questions, on its first clause, so the step's words are all of the request's.
     """
     det = detector(models_dir)
     if det is None:
@@ -208,9 +230,14 @@ def detect_tasks(
     ]
     if clauses and all(label == NONE for label in labels):
         sub = _fallback_odds(probs, det.labels, media)[:, task_cols]
-        row, col = np.unravel_index(int(sub.argmax()), sub.shape)
-        if sub[row, col] >= FALLBACK_MIN_PROB:
-            labels[int(row)] = det.labels[task_cols[int(col)]]
+        if question:  # one step answers it: nothing the head only heard besides
+            sub[:, [det.labels[i] not in _ANSWERS for i in task_cols]] = -1.0
+            labels[0] = det.labels[task_cols[int(sub.max(0).argmax())]]
+            implied = []
+        else:
+            row, col = np.unravel_index(int(sub.argmax()), sub.shape)
+            if sub[row, col] >= FALLBACK_MIN_PROB:
+                labels[int(row)] = det.labels[task_cols[int(col)]]
     return labels, implied
 
 
@@ -421,11 +448,14 @@ def plan_offline(
         )
     parsed, plan = _read_and(
         request,
-        lambda p: _plan_instruction(p.instruction, _with_material(p, input_types), models_dir),
+        lambda p, question: _plan_instruction(
+            p.instruction, _with_material(p, input_types), models_dir, question
+        ),
         table_question,  # "which month cost most?" over a pasted table
     )
     types = _with_material(parsed, input_types)
     plan = questions_over_tables(plan, parsed)
+    plan = questions_without_material(plan, parsed)
     plan = needless_translations(plan, parsed)
     plan = translate_foreign_material(plan, parsed)
     plan = open_questions(plan, set(types))
@@ -434,25 +464,36 @@ def plan_offline(
 
 def _read_and(
     request: str,
-    attempt: Callable[[ParsedRequest], _T],
+    attempt: Callable[[ParsedRequest, bool], _T],
     rescue: Callable[[ParsedRequest], _T | None] = lambda parsed: None,
 ) -> tuple[ParsedRequest, _T]:
-    """``request`` parsed, and ``attempt`` on it; when that finds no task and ``rescue``
-    gives nothing, the words around what only layout marked as material ask for nothing,
-    so that is the ask ("Please do the following: / 1. write a haiku / 2. read it aloud")
-    and ``attempt`` runs on the request parsed without it. Raises the first
-    ``RequestError`` when both fail."""
+    """``request`` parsed, and ``attempt`` on it (``False``: not as a question).
+
+    When that finds no task and ``rescue`` gives nothing, the words around what only layout
+    marked as material ask for nothing, so that is the ask ("Please do the following: / 1.
+    write a haiku / 2. read it aloud") and ``attempt`` runs on the request parsed without
+    it. When that fails too and the instruction asks a question, ``attempt`` runs with
+    ``True``: the question goes to the likeliest task that answers questions ("Can I park
+    here on Sundays?" beside sign.jpg; ``detect_tasks``). Not a command, which may be an
+    errand no model runs ("order me a pizza"). Raises the first ``RequestError`` when all
+    fail.
+    """
     parsed = parse_request(request)
     try:
-        return parsed, attempt(parsed)
+        return parsed, attempt(parsed, False)
     except RequestError as first:
         if (rescued := rescue(parsed)) is not None:
             return parsed, rescued
         as_steps = parse_request(request, by_layout=False)
-        if as_steps == parsed:
-            raise
+        if as_steps != parsed:
+            try:
+                return as_steps, attempt(as_steps, False)
+            except RequestError:
+                pass
+        if "?" not in parsed.instruction and asked(parsed.instruction) is None:
+            raise first from None
         try:
-            return as_steps, attempt(as_steps)
+            return parsed, attempt(parsed, True)
         except RequestError:
             raise first from None
 
@@ -468,9 +509,11 @@ def _plan_instruction(
     request: str,
     input_types: dict[str, Modality | None],
     models_dir: str | Path | None = None,
+    question: bool = False,
 ) -> Plan:
-    """Plan an instruction whose material, if any, is already among ``input_types``."""
-    request, steps = _steps(request, input_types, models_dir)
+    """Plan an instruction whose material, if any, is already among ``input_types``
+    (``question``: as ``detect_tasks`` takes it)."""
+    request, steps = _steps(request, input_types, models_dir, question)
     types = dict(input_types)
     return Plan(subtasks=relink(bind(steps, request, types), types))
 
@@ -485,7 +528,10 @@ def bound_steps(
     into the request among them): what ``evals/train_linker.py`` learns from, exactly as
     ``plan_offline`` reads the request. Raises ``RequestError`` as ``plan_offline`` does."""
     parsed, (instruction, steps) = _read_and(
-        request, lambda p: _steps(p.instruction, _with_material(p, input_types), models_dir)
+        request,
+        lambda p, question: _steps(
+            p.instruction, _with_material(p, input_types), models_dir, question
+        ),
     )
     types = _with_material(parsed, input_types)
     return bind(steps, instruction, dict(types)), types
@@ -495,6 +541,7 @@ def _steps(
     request: str,
     input_types: dict[str, Modality | None],
     models_dir: str | Path | None = None,
+    question: bool = False,
 ) -> tuple[str, list[StepText]]:
     """The instruction with its task words spelt right, and its steps in clause order."""
     det = detector(models_dir)
@@ -504,7 +551,7 @@ def _steps(
     declared = [kind or file_kind(name) for name, kind in input_types.items()]
     named = files_named_in(request)
     media = media_mask([*declared, *map(file_kind, named)]) | table_mask([*input_types, *named])
-    labels, implied = detect_tasks(request, clauses, models_dir, media)
+    labels, implied = detect_tasks(request, clauses, models_dir, media, question)
 
     def kind_of(name: str) -> str | None:
         return input_types.get(name) or file_kind(name)

@@ -185,15 +185,16 @@ def _is_question(sentence: str) -> bool:
 #: How a yes/no question opens ("Is it a phone", "Are there two"), not an instruction ("Do
 #: not guess", "Is fine if unsure"): the verb, then who or what it asks about.
 _YES_NO = re.compile(
-    r"(?:is|are|was|were|does|do|did)\s+(?:it|this|that|there|he|she|they|the|a|an|these|"
-    r"those|his|her|their|its|my|our|any|anyone|someone)\b",
+    r"(?:(?:is|are|was|were|does|do|did)\s+(?:it|this|that|there|he|she|they|the|a|an|these|"
+    r"those|his|her|their|its|my|our|any|anyone|someone)"
+    r"|(?:can|could|should|may|will|would)\s+(?:i|we))\b",
     re.IGNORECASE,
 )
 
 
 def _cut_yes_no(sentence: str, last: bool) -> bool:
     """A yes/no question that ends the text without its "?" (the clause splitter cut
-    it: "what is the man holding? Is it a phone | and ...")."""
+    it: "what is the man holding? Is it a phone | and ..."; "... / Can I park here")."""
     return last and not sentence.endswith((".", "!")) and bool(_YES_NO.match(sentence))
 
 
@@ -208,7 +209,7 @@ def asked(text: str) -> str | None:
         rest = sentence[wrapper.end() :] if wrapper else ""
         if wrapper and wrapper.end() and _WH.match(rest) and len(rest.split()) >= 3:
             question = _direct(rest)
-        elif _is_question(sentence):
+        elif _is_question(sentence) or _cut_yes_no(sentence, end == len(text)):
             question = _direct(sentence)
         else:
             continue

@@ -35,7 +35,7 @@ _FUNCTION_WORDS = (
     _words("y es una por para con este esta estos que mi yo tú usted puedes sobre pero"),
     _words("il lo gli è una con questo questa della che io puoi favore sono dei delle"),
     _words("het een niet dit deze voor ik mij jij je kun alsjeblieft wat"),
-    _words("uma por para este esta isto que eu você pode"),
+    _words("uma por para este esta isto que eu você pode dos das da em ao aos não são também"),
 )
 #: The language of each set of function words above, in the same order.
 LANGUAGES = ("German", "French", "Spanish", "Italian", "Dutch", "Portuguese")
