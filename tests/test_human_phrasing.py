@@ -63,6 +63,27 @@ def test_writing_about_an_attached_picture_or_recording_it_points_at_reads_it():
     ]
 
 
+def test_a_question_with_nothing_to_read_is_about_the_attached_picture():
+    # Before: answered in writing from the words alone; the attached photo was never seen.
+    steps = _plan("can my dog eat this?", {"IMG_0093.jpg": "image"})
+    assert [(s.task, s.args) for s in steps] == [
+        ("visual-question-answering", {"image": "IMG_0093.jpg", "question": "Can my dog eat this?"})
+    ]
+    # A picture the request names is not taken this way (it is for the step that names it),
+    # nor one a step reads already.
+    from graph_agent.planning.material_steps import open_questions
+    from graph_agent.planning.plan import Plan, Subtask
+
+    asked = Subtask(id="node-0", task="question-answering", args={"text": "can my dog eat it"})
+    caption = Subtask(id="node-1", task="image-to-text", args={"image": "b.jpg"})
+    for inputs, instruction, steps in [
+        ({"a.jpg": "image"}, "can my dog eat it? a.jpg", [asked]),
+        ({"b.jpg": "image"}, "can my dog eat it? and caption the photo", [asked, caption]),
+    ]:
+        plan = open_questions(Plan(subtasks=steps), inputs, instruction)
+        assert plan.subtasks[0].task == "text-generation", instruction
+
+
 def test_writing_over_material_keeps_what_to_write():
     # Before: the step got the paragraph alone, so the model continued it instead of
     # writing a headline.
@@ -117,6 +138,24 @@ def test_a_later_step_that_names_the_earlier_result_by_its_noun_is_planned():
         ("summarization", "notes.txt"),
         ("text-generation", "<node-0>"),
     ]
+
+
+def test_a_step_that_points_at_an_attached_recording_reads_it():
+    # Before: the summary and the answer were of the request's own words (issue 25's class
+    # 5 examples); the recording given with --input was never transcribed.
+    steps = _plan("give me the gist of what's said in the recording", {"memo_12.m4a": "audio"})
+    assert [(s.task, s.args) for s in steps] == [
+        ("automatic-speech-recognition", {"audio": "memo_12.m4a"}),
+        ("summarization", {"text": "<node-0>"}),
+    ]
+    steps = _plan(
+        "when is the dentist appointment? answer from what the audio says", {"vm.wav": "audio"}
+    )
+    assert [s.task for s in steps] == ["automatic-speech-recognition", "question-answering"]
+    assert steps[1].args["text"] == "<node-0>"
+    # An edit's words are what to do to the picture: "this pic" is not text to read first.
+    steps = _plan("put a tiny crown on my cat in this pic", {"cat.jpg": "image"})
+    assert [s.task for s in steps] == ["image-editing"]
 
 
 def test_the_content_of_a_recording_named_as_an_object_is_what_the_step_works_on():

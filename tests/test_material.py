@@ -163,7 +163,7 @@ def test_the_new_blind_sets_are_well_formed():
     sets += [("train", path) for path in HUMAN_TRAINING if "_train" in path.name]
     for label, path in sets:
         if not label.startswith(
-            ("everyday", "multimodal", "blind4", "blind5", "blind6", "blind7", "tune3", "train")
+            ("everyday", "multimodal", "blind4", "blind5", "blind6", "blind7", "tune", "train")
         ):
             continue
         records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -252,6 +252,47 @@ def test_a_question_about_material_in_another_language_is_asked_of_it_as_written
     # Asked for English, it is translated first.
     request = f"Give me an English summary of this Portuguese news story:\n\n{PORTUGUESE_NEWS}"
     assert _tasks(request) == ["translation", "summarization"]
+
+
+def test_a_question_about_a_table_file_is_table_question_answering():
+    # Before: question answering over the file's text.
+    for request, table, question in [
+        (
+            "In sales_2024.csv, what was the total number of units sold in May?",
+            "sales_2024.csv",
+            "What was the total number of units sold in May?",
+        ),
+        (
+            "From the attached orders_q3.csv, list every order over $500.",
+            "orders_q3.csv",
+            "From the attached orders_q3.csv, list every order over $500",
+        ),
+    ]:
+        types = {table: "text"}
+        plan = validate(plan_offline(request, types), types)
+        assert [(s.task, s.args) for s in plan.subtasks] == [
+            ("table-question-answering", {"table": table, "question": question})
+        ], request
+
+
+def test_the_ask_on_the_first_line_and_the_paste_below_it():
+    # Before: the whole request, ask and recipe together, was the text of one step.
+    recipe = (
+        "Lemon cake: beat 3 eggs with 200g sugar, fold in 200g flour and the zest of two "
+        "lemons, pour into a tin and bake at 180C for 40 minutes. Let it cool before icing."
+    )
+    plan = plan_offline(f"read me this recipe while I cook pls\n{recipe}", {})
+    assert [(s.task, s.args) for s in plan.subtasks] == [("text-to-speech", {"text": "text-1.txt"})]
+    assert plan.material == {"text-1.txt": recipe}
+    # A question line above a paste in another language asked for in English.
+    request = f"Can I get a short English summary of this Portuguese note?\n{PORTUGUESE_NEWS}"
+    assert _tasks(request) == ["translation", "summarization"]
+    # Text in a script without capitals starts as text does.
+    hindi = (
+        "दिल्ली में आज सुबह भारी बारिश के कारण कई सड़कों पर पानी भर गया। मेट्रो सेवाएं सामान्य "
+        "रहीं, लेकिन कुछ स्कूलों ने छुट्टी घोषित कर दी।"
+    )
+    assert _tasks(f"Summarize in English: {hindi}") == ["translation", "summarization"]
 
 
 def test_a_question_with_nothing_to_read_is_open_ended_writing():

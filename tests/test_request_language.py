@@ -29,6 +29,13 @@ from graph_agent.planning.request_language import looks_foreign
         ("weather Las Vegas vs Los Angeles", False),
         ("translate 'こんにちは、元気ですか' into English", False),  # the quote is content
         ("use MIT models; what was said in the van? e.g. names", False),  # English words too
+        # What an English instruction's colon introduces is content too.
+        (
+            "Please read this toast out loud as written: ¡Salud y amor para ti y para tu "
+            "familia, que la vida es corta!",
+            False,
+        ),
+        ("Fasse dieses Dokument zusammen: notes.txt", True),
         ("", False),
     ],
 )

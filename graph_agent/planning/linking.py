@@ -462,6 +462,15 @@ def _first_text(
     # was. Words that point back ("summarize it") keep the earlier result.
     if recordings and not BACK.search(step.text) and step.task not in GENERATIVE:
         return recordings[0]
+    if (
+        step.task not in GENERATIVE
+        and not any(kind in ("image", "audio") for _, kind in TASKS[step.task].roles)
+        and (pointed := _pointed_at(step, used, input_types, mentions))
+    ):
+        # So is one attached, not named, that its words point at: "give me the gist of
+        # what's said in the recording", "answer X from what the audio says". Not for a
+        # step that reads a picture or recording itself: its text is what to do to it.
+        return pointed
     fresh = step.lead in ("also", "and also") and not BACK.search(step.text)
     if not fresh and (earlier := _latest_text(step, done, input_types)) is not None:
         return earlier

@@ -228,33 +228,37 @@ def _paragraphs(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, i
     return spans
 
 
-def _after_colon(request: str, start: int, end: int, lists: bool = True) -> tuple[int, int] | None:
+def _after_colon(
+    request: str, start: int, end: int, by_layout: bool = True
+) -> tuple[int, int] | None:
     """A long passage after the first ': ' in ``request[start:end]``, up to a sentence that
-    instructs again ("Then translate it into French."); without ``lists``, not a list (only
-    its layout marks a list as material: ``parse_request(by_layout=False)``)."""
+    instructs again ("Then translate it into French."). With ``by_layout``, else after the
+    first line ("read me this recipe while I cook pls" / the recipe: people put the ask
+    above what they paste), and a list counts (only its layout marks a list as material:
+    ``parse_request(by_layout=False)``)."""
     text = request[start:end]
-    colon = re.search(r":\s", text)
-    if colon is None or _words(text[: colon.start()]) > 25:
-        return None
-    body_start = start + colon.end()
-    body = request[body_start:end]
-    tail = _TAIL.search(body)
-    body_end = body_start + (tail.start() if tail else len(body))
-    passage = request[body_start:body_end].strip()
-    if _words(passage) < MIN_PASSAGE_WORDS:
-        return None
-    if not lists and sum(bool(_BULLET.match(line)) for line in passage.split("\n")) >= 2:
-        return None
-    # A passage that names files, or quotes what it works on, is still the instruction
-    # ("Ticket #4412: box every forklift in cams/dock2.png"; "two sentences: 'a' and 'b'").
-    if files_named_in(passage) or QUOTED.search(passage):
-        return None
-    # Pasted text starts as a text does; a lower-case start goes on with the instruction
-    # ("Book cover draft: write a scene ..., then upscale it").
-    if not _starts_as_text(passage):
-        return None
-    lead = len(request[body_start:body_end]) - len(request[body_start:body_end].lstrip())
-    return body_start + lead, body_start + lead + len(passage)
+    breaks = [re.search(r":\s", text)] + ([re.search(r"\n\s*", text)] if by_layout else [])
+    for found in breaks:
+        if found is None or _words(text[: found.start()]) > 25:
+            continue
+        body_start = start + found.end()
+        body = request[body_start:end]
+        tail = _TAIL.search(body)
+        body_end = body_start + (tail.start() if tail else len(body))
+        passage = request[body_start:body_end].strip()
+        if _words(passage) < MIN_PASSAGE_WORDS:
+            continue
+        if not by_layout and sum(bool(_BULLET.match(line)) for line in passage.split("\n")) > 1:
+            continue
+        # A passage that names files, or quotes what it works on, is still the instruction
+        # ("Ticket #4412: box every forklift in cams/dock2.png"; "two sentences: 'a' and
+        # 'b'"). Pasted text starts as a text does; a lower-case start goes on with the
+        # instruction ("Book cover draft: write a scene ..., then upscale it").
+        if files_named_in(passage) or QUOTED.search(passage) or not _starts_as_text(passage):
+            continue
+        lead = len(body[: body_end - body_start]) - len(body[: body_end - body_start].lstrip())
+        return body_start + lead, body_start + lead + len(passage)
+    return None
 
 
 #: Lines from which a short paragraph is laid out as pasted text is (a letter's greeting,
@@ -286,8 +290,11 @@ def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) ->
 
 def _starts_as_text(text: str) -> bool:
     """Whether ``text`` starts as pasted text does: a capital, a digit, a bracket, a
-    heading or a bullet; a lower-case start goes on with the instruction."""
-    return text[0].isupper() or text[0].isdigit() or text[0] in "[{(#*-•"
+    heading, a bullet or an opening "¡" or "¿"; a lower-case start goes on with the
+    instruction."""
+    first = text[0]
+    # A letter of a script without case ("दिल्ली ...", "東京 ...") starts as text too.
+    return (first.isalpha() and not first.islower()) or first.isdigit() or first in "[{(#*-•¡¿"
 
 
 def _asks(text: str) -> bool:

@@ -19,8 +19,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph_agent.file_names import file_kind
 from graph_agent.planning.constraints import target_language
+from graph_agent.planning.decoding import TABLE_SUFFIXES
 from graph_agent.planning.material import ParsedRequest
+from graph_agent.planning.phrasing import asked
 from graph_agent.planning.plan import Plan, Subtask, ref_of
 from graph_agent.planning.vocabulary import TASKS
 
@@ -46,6 +49,8 @@ _KEEPS_LANGUAGE = frozenset(
 )
 _QUESTION = re.compile(r"[^.!?\n]*\?")
 _ENGLISH = re.compile(r"\benglish\b", re.IGNORECASE)
+#: Steps that may ask or write with nothing to read but their own words.
+_OPEN = frozenset({"question-answering", "text-generation", "conversational"})
 
 
 def _question_in(instruction: str, names: set[str]) -> str | None:
@@ -85,10 +90,17 @@ def _renumbered(steps: list[Subtask], merged: dict[str, str] | None = None) -> l
 
 
 def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
-    """A step that asks about a table material becomes table question answering."""
+    """A step that asks about a table, pasted or a table file ("In sales.csv, how many
+    units sold in July?"), becomes table question answering."""
     tables = {m.name for m in parsed.material if m.kind == "table"}
+    tables |= {
+        v
+        for s in plan.subtasks
+        for v in s.args.values()
+        if isinstance(v, str) and v.lower().endswith(TABLE_SUFFIXES)
+    }
     question = _question_in(parsed.instruction, tables)
-    if not tables or question is None:
+    if not tables:
         return plan
     steps: list[Subtask] = []
     merged: dict[str, str] = {}  # a step that is one asked already -> that one
@@ -96,8 +108,8 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
         table = next((v for v in step.args.values() if v in tables), None)
         roles = dict(TASKS[step.task].roles) if step.task in TASKS else {}
         misread = any(v in tables and roles.get(r, "text") != "text" for r, v in step.args.items())
-        if table is not None and (step.task in _TABLE_GUESSES or misread):
-            asked = step.args.get("question") if step.task == "question-answering" else None
+        asked = step.args.get("question") if step.task == "question-answering" else None
+        if table is not None and (step.task in _TABLE_GUESSES or misread) and (asked or question):
             step = step.model_copy(
                 update={
                     "task": "table-question-answering",
@@ -248,20 +260,53 @@ def _within(question: str, text: str) -> bool:
     return f" {' '.join(_words(question))} " in f" {' '.join(_words(text))} "
 
 
-def open_questions(plan: Plan, inputs: set[str]) -> Plan:
-    """Question answering with nothing to read (its text is the words that ask the
-    question) is writing."""
+def open_questions(plan: Plan, inputs: dict[str, str | None], instruction: str) -> Plan:
+    """A question with nothing to read (question answering, or writing, whose text is the
+    words that ask it) is about the one picture or recording attached to the request, not
+    named in its ``instruction``, that no step reads: "is this mushroom safe to eat" asks
+    the attached photo (a recording is transcribed first, by the validator). With no such
+    input, question answering with nothing to read is writing ("who wrote One Hundred
+    Years of Solitude?"). Writing that asks nothing keeps its words as the prompt ("write a
+    poem about autumn", a photo attached): ``linking._pointed_at`` decides when it is
+    about the photo."""
+    read = {v for s in plan.subtasks for v in s.args.values() if isinstance(v, str)}
+    unread = [
+        (name, kind)
+        for name, given in inputs.items()
+        if (kind := given or file_kind(name)) in ("image", "audio")
+        and name not in read
+        and name.lower() not in instruction.lower()
+    ]
+    about = unread[0] if len(unread) == 1 else None
     steps = []
     for step in plan.subtasks:
         text, question = step.args.get("text"), step.args.get("question")
-        if (
-            step.task == "question-answering"
-            and isinstance(text, str)
+        own_words = (
+            isinstance(text, str)
             and text not in inputs
             and ref_of(text) is None
             and "<node-" not in text
-            and (question is None or _within(str(question), text))
-        ):
+        )
+        if not own_words or step.task not in _OPEN:
+            steps.append(step)
+            continue
+        if step.task == "question-answering":
+            if question is not None and not _within(str(question), str(text)):
+                steps.append(step)  # a quoted passage and its question
+                continue
+            asks: str | None = str(question or text)
+        else:
+            asks = asked(str(text))
+        if about and asks:
+            name, kind = about
+            if kind == "image":
+                args = {"image": name, "question": asks}
+                step = step.model_copy(update={"task": "visual-question-answering", "args": args})
+            else:
+                args = {"text": name, "question": asks}
+                step = step.model_copy(update={"task": "question-answering", "args": args})
+            about = None
+        elif step.task == "question-answering":
             # The step's text is its own words, the question and what the request says
             # around it ("I keep seeing EBITDA ... What does it mean?"): all of it is asked.
             step = step.model_copy(update={"task": "text-generation", "args": {"text": text}})

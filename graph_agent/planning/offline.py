@@ -458,7 +458,7 @@ def plan_offline(
     plan = questions_without_material(plan, parsed)
     plan = needless_translations(plan, parsed)
     plan = translate_foreign_material(plan, parsed)
-    plan = open_questions(plan, set(types))
+    plan = open_questions(plan, types, parsed.instruction)
     return plan.model_copy(update={"material": parsed.texts})
 
 

@@ -185,9 +185,9 @@ def _is_question(sentence: str) -> bool:
 #: How a yes/no question opens ("Is it a phone", "Are there two"), not an instruction ("Do
 #: not guess", "Is fine if unsure"): the verb, then who or what it asks about.
 _YES_NO = re.compile(
-    r"(?:(?:is|are|was|were|does|do|did)\s+(?:it|this|that|there|he|she|they|the|a|an|these|"
-    r"those|his|her|their|its|my|our|any|anyone|someone)"
-    r"|(?:can|could|should|may|will|would)\s+(?:i|we))\b",
+    r"(?:is|are|was|were|does|do|did|can|could|should|may|will|would)\s+(?:it|this|that|"
+    r"there|he|she|they|the|a|an|these|those|his|her|their|its|my|our|any|anyone|someone|"
+    r"i|we)\b",
     re.IGNORECASE,
 )
 

@@ -35,7 +35,10 @@ _FUNCTION_WORDS = (
     _words("y es una por para con este esta estos que mi yo tú usted puedes sobre pero"),
     _words("il lo gli è una con questo questa della che io puoi favore sono dei delle"),
     _words("het een niet dit deze voor ik mij jij je kun alsjeblieft wat"),
-    _words("uma por para este esta isto que eu você pode dos das da em ao aos não são também"),
+    _words(
+        "uma por para este esta isto que eu você pode dos das da em ao aos não são também o e "
+        "com na mas pelo pela"
+    ),
 )
 #: The language of each set of function words above, in the same order.
 LANGUAGES = ("German", "French", "Spanish", "Italian", "Dutch", "Portuguese")
@@ -51,9 +54,14 @@ def looks_foreign(text: str) -> bool:
     another script, or at least two function words of one language outside quotes and more
     of them than English ones.
     "Fasse dieses Dokument zusammen" does; "summarize the article from Le Monde by De la
-    Cruz" and 'translate "Der Hund ist nicht hier"' do not.
+    Cruz", 'translate "Der Hund ist nicht hier"' and "say this toast: ¡Salud y amor!" do
+    not.
     """
     text = FILE_NAME.sub(" ", QUOTED.sub(" ", text))  # content and names, not language
+    # So is what follows an instruction's colon ("Please say this Spanish toast as it's
+    # written: ¡Salud, dinero y amor!"), when three words or more come before it.
+    if (colon := re.search(r":\s", text)) and len(_WORD.findall(text[: colon.start()])) >= 3:
+        text = text[: colon.start()]
     letters = [c for c in text if c.isalpha()]
     latin = sum(c.isascii() or unicodedata.name(c, "").startswith("LATIN") for c in letters)
     if 2 * latin < len(letters):  # mostly another script: "请总结这个文件", "Переведи ..."
