@@ -69,8 +69,19 @@ def test_a_question_with_nothing_to_read_is_about_the_attached_picture():
     assert [(s.task, s.args) for s in steps] == [
         ("visual-question-answering", {"image": "IMG_0093.jpg", "question": "Can my dog eat this?"})
     ]
-    # A picture the request names is not taken this way (it is for the step that names it),
-    # nor one a step reads already.
+    # ... or the picture the question itself names, when no step reads it.
+    steps = _plan(
+        "Was ./pics/street.png taken at night? Is it raining?", {"./pics/street.png": "image"}
+    )
+    assert [s.task for s in steps] == ["visual-question-answering"]
+    assert steps[0].args["image"] == "./pics/street.png"
+    # A question after one put to a scan is put to the scan as well, once.
+    steps = _plan(
+        "what's the total on this scan of my gas bill, and when is it due?", {"b.png": "image"}
+    )
+    assert [s.task for s in steps] == ["document-question-answering"]
+    # A picture the request names elsewhere is not taken this way (it is for the step that
+    # names it), nor one a step reads already.
     from graph_agent.planning.material_steps import open_questions
     from graph_agent.planning.plan import Plan, Subtask
 

@@ -254,6 +254,21 @@ def test_a_question_about_material_in_another_language_is_asked_of_it_as_written
     assert _tasks(request) == ["translation", "summarization"]
 
 
+def test_a_table_question_whose_answer_is_read_aloud_is_asked_first():
+    # Before: the table itself was read aloud and the question never asked.
+    table = "city,population\nLyon,520000\nNice,342000\nLille,236000"
+    plan = validate(
+        plan_offline(f"say the answer out loud: which city is the biggest?\n\n{table}", {}), {}
+    )
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        (
+            "table-question-answering",
+            {"table": "table-1.csv", "question": "Which city is the biggest?"},
+        ),
+        ("text-to-speech", {"text": "<node-0>"}),
+    ]
+
+
 def test_a_question_about_a_table_file_is_table_question_answering():
     # Before: question answering over the file's text.
     for request, table, question in [
@@ -293,6 +308,19 @@ def test_the_ask_on_the_first_line_and_the_paste_below_it():
         "रहीं, लेकिन कुछ स्कूलों ने छुट्टी घोषित कर दी।"
     )
     assert _tasks(f"Summarize in English: {hindi}") == ["translation", "summarization"]
+
+
+def test_a_letter_a_paragraph_introduces_stays_whole_with_its_line_breaks():
+    # Only the request's opening paragraph is split after its first line: a quoted letter
+    # under "Got this from my landlord:" was cut at its greeting and at "Also, ...".
+    letter = (
+        '"Hi Sam,\nThe plumber will come on Tuesday between 9 and 12 to look at the boiler, so '
+        "please make sure someone is home to let him in. Also, the hallway lights will be "
+        'replaced next week.\nThanks,\nRita"'
+    )
+    request = f"Got this from my landlord this morning:\n\n{letter}\n\ncan u draft a short reply"
+    parsed = parse_request(request)
+    assert [m.text for m in parsed.material] == [letter]
 
 
 def test_a_question_with_nothing_to_read_is_open_ended_writing():

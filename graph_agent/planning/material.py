@@ -229,15 +229,16 @@ def _paragraphs(request: str, taken: list[tuple[int, int]]) -> list[tuple[int, i
 
 
 def _after_colon(
-    request: str, start: int, end: int, by_layout: bool = True
+    request: str, start: int, end: int, by_layout: bool = True, opening: bool = False
 ) -> tuple[int, int] | None:
     """A long passage after the first ': ' in ``request[start:end]``, up to a sentence that
-    instructs again ("Then translate it into French."). With ``by_layout``, else after the
-    first line ("read me this recipe while I cook pls" / the recipe: people put the ask
-    above what they paste), and a list counts (only its layout marks a list as material:
-    ``parse_request(by_layout=False)``)."""
+    instructs again ("Then translate it into French."). With ``by_layout``, a list counts
+    (only its layout marks a list as material: ``parse_request(by_layout=False)``), and in
+    the request's ``opening`` paragraph so does a passage after the first line ("read me
+    this recipe while I cook pls" / the recipe: people put the ask above what they paste)."""
     text = request[start:end]
-    breaks = [re.search(r":\s", text)] + ([re.search(r"\n\s*", text)] if by_layout else [])
+    breaks = [re.search(r":\s", text)]
+    breaks += [re.search(r"\n\s*", text)] if by_layout and opening else []
     for found in breaks:
         if found is None or _words(text[: found.start()]) > 25:
             continue
@@ -343,7 +344,7 @@ def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
     k = 0
     while k < len(paragraphs):
         start, end = paragraphs[k]
-        inline = _after_colon(request, start, end, by_layout)
+        inline = _after_colon(request, start, end, by_layout, opening=k == 0)
         if inline is not None:
             spans.append((*inline, "text"))
         elif (asks or spans) and (start, end) not in asks:

@@ -39,6 +39,8 @@ _TABLE_GUESSES = frozenset(
         "document-question-answering",
     }
 )
+#: Steps that pass on what they read: over a table a question asks about, the answer.
+_SAYS_ANSWER = frozenset({"text-to-speech", "translation"})
 #: Text steps whose answer should be in the user's language when the material is not.
 _READS_FOR_THE_USER = frozenset(
     {"summarization", "question-answering", "table-question-answering", "text-generation"}
@@ -49,17 +51,22 @@ _KEEPS_LANGUAGE = frozenset(
 )
 _QUESTION = re.compile(r"[^.!?\n]*\?")
 _ENGLISH = re.compile(r"\benglish\b", re.IGNORECASE)
+#: Steps that ask a picture a question.
+_ASKS_PICTURE = frozenset({"visual-question-answering", "document-question-answering"})
 #: Steps that may ask or write with nothing to read but their own words.
 _OPEN = frozenset({"question-answering", "text-generation", "conversational"})
 
 
 def _question_in(instruction: str, names: set[str]) -> str | None:
-    """The instruction's first question, without material names, or None."""
+    """The instruction's first question, without material names or what a colon puts in
+    front of it ("read me the answer out loud: which book is longest?"), or None."""
     for match in _QUESTION.finditer(instruction):
         text = match.group(0)
         for name in names:
             text = text.replace(name, "")
         text = text.strip(" :,;\n")
+        if len((after := text.rsplit(": ", 1)[-1]).split()) >= 3:
+            text = after
         if len(text) > 3:
             return text
     return None
@@ -123,9 +130,46 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
             merged[step.id] = same.id
             continue
         steps.append(step)
-    if merged:
+    if question:
+        steps = _answers_passed_on(steps, tables, question)
+    if merged or question:
         steps = _renumbered(steps, merged)
     return plan.model_copy(update={"subtasks": steps})
+
+
+def _answers_passed_on(steps: list[Subtask], tables: set[str], question: str) -> list[Subtask]:
+    """The question asked of a table before a step reads the table out or translates it:
+    "read me the answer out loud: which book is longest? <table>" is a table question whose
+    answer is spoken, not the table spoken (a table question the plan has is moved in front
+    of that step; else one is added)."""
+    for table in tables:
+        readers = [s.id for s in steps if s.task in _SAYS_ANSWER and table in s.args.values()]
+        if not readers:
+            continue
+        ask = next(
+            (s for s in steps if s.task == "table-question-answering" and s.args["table"] == table),
+            None,
+        ) or Subtask(
+            id=f"ask-{table}",
+            task="table-question-answering",
+            args={"table": table, "question": question},
+            inferred="the request asks a question about the table",
+        )
+        steps = [s for s in steps if s.id != ask.id]
+        at = next(i for i, s in enumerate(steps) if s.id in readers)
+        steps.insert(at, ask)
+        steps = [
+            s.model_copy(
+                update={
+                    "args": {r: f"<{ask.id}>" if v == table else v for r, v in s.args.items()},
+                    "deps": [*s.deps, ask.id],
+                }
+            )
+            if s.id in readers
+            else s
+            for s in steps
+        ]
+    return steps
 
 
 def table_question(parsed: ParsedRequest) -> Plan | None:
@@ -262,23 +306,22 @@ def _within(question: str, text: str) -> bool:
 
 def open_questions(plan: Plan, inputs: dict[str, str | None], instruction: str) -> Plan:
     """A question with nothing to read (question answering, or writing, whose text is the
-    words that ask it) is about the one picture or recording attached to the request, not
-    named in its ``instruction``, that no step reads: "is this mushroom safe to eat" asks
-    the attached photo (a recording is transcribed first, by the validator). With no such
-    input, question answering with nothing to read is writing ("who wrote One Hundred
-    Years of Solitude?"). Writing that asks nothing keeps its words as the prompt ("write a
-    poem about autumn", a photo attached): ``linking._pointed_at`` decides when it is
-    about the photo."""
+    words that ask it) is about the one picture or recording that no step reads and that
+    the request either leaves unnamed or names in that question: "is this mushroom safe to
+    eat" asks the attached photo, "Was ./img/street.png taken during the day?" the named
+    one (a recording is transcribed first, by the validator). With no such input, question
+    answering with nothing to read is writing ("who wrote One Hundred Years of
+    Solitude?"). Writing that asks nothing keeps its words as the prompt ("write a poem
+    about autumn", a photo attached): ``linking._pointed_at`` decides when it is about the
+    photo."""
     read = {v for s in plan.subtasks for v in s.args.values() if isinstance(v, str)}
-    unread = [
-        (name, kind)
+    unread = {
+        name: kind
         for name, given in inputs.items()
-        if (kind := given or file_kind(name)) in ("image", "audio")
-        and name not in read
-        and name.lower() not in instruction.lower()
-    ]
-    about = unread[0] if len(unread) == 1 else None
-    steps = []
+        if (kind := given or file_kind(name)) in ("image", "audio") and name not in read
+    }
+    steps: list[Subtask] = []
+    merged: dict[str, str] = {}  # a question asked already -> the step that asks it
     for step in plan.subtasks:
         text, question = step.args.get("text"), step.args.get("question")
         own_words = (
@@ -290,6 +333,8 @@ def open_questions(plan: Plan, inputs: dict[str, str | None], instruction: str) 
         if not own_words or step.task not in _OPEN:
             steps.append(step)
             continue
+        words = str(text).lower()
+        about = [n for n in unread if n.lower() in words or n.lower() not in instruction.lower()]
         if step.task == "question-answering":
             if question is not None and not _within(str(question), str(text)):
                 steps.append(step)  # a quoted passage and its question
@@ -297,18 +342,25 @@ def open_questions(plan: Plan, inputs: dict[str, str | None], instruction: str) 
             asks: str | None = str(question or text)
         else:
             asks = asked(str(text))
-        if about and asks:
-            name, kind = about
-            if kind == "image":
+        if len(about) == 1 and asks:
+            name = about[0]
+            if unread.pop(name) == "image":
                 args = {"image": name, "question": asks}
                 step = step.model_copy(update={"task": "visual-question-answering", "args": args})
             else:
                 args = {"text": name, "question": asks}
                 step = step.model_copy(update={"task": "question-answering", "args": args})
-            about = None
+        elif asks and (picture := next((s for s in steps if s.task in _ASKS_PICTURE), None)):
+            # A question after one put to a picture is put to it too ("What's the total on
+            # this scan of my bill, | and when is it due?"), or is that one already.
+            if _within(asks, str(picture.args.get("question", ""))):
+                merged[step.id] = picture.id
+                continue
+            args = {**picture.args, "question": asks}
+            step = step.model_copy(update={"task": picture.task, "args": args})
         elif step.task == "question-answering":
             # The step's text is its own words, the question and what the request says
             # around it ("I keep seeing EBITDA ... What does it mean?"): all of it is asked.
             step = step.model_copy(update={"task": "text-generation", "args": {"text": text}})
         steps.append(step)
-    return plan.model_copy(update={"subtasks": steps})
+    return plan.model_copy(update={"subtasks": _renumbered(steps, merged) if merged else steps})
