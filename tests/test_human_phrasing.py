@@ -69,6 +69,13 @@ def test_a_question_with_nothing_to_read_is_about_the_attached_picture():
     assert [(s.task, s.args) for s in steps] == [
         ("visual-question-answering", {"image": "IMG_0093.jpg", "question": "Can my dog eat this?"})
     ]
+    # Writing with a side question, or a request put as one, is still writing.
+    for request in (
+        "Write a product description for my lamp listing, around 50 words. Should I mention "
+        "the price?",
+        "Could I get a poem about autumn",
+    ):
+        assert _tasks(request, {"IMG_20.jpg": "image"}) == ["text-generation"], request
     # ... or the picture the question itself names, when no step reads it.
     steps = _plan(
         "Was ./pics/street.png taken at night? Is it raining?", {"./pics/street.png": "image"}
@@ -164,6 +171,13 @@ def test_a_step_that_points_at_an_attached_recording_reads_it():
     )
     assert [s.task for s in steps] == ["automatic-speech-recognition", "question-answering"]
     assert steps[1].args["text"] == "<node-0>"
+    # A step that reads an earlier result keeps it.
+    steps = _plan(
+        "Write a short story about a dog, then read it aloud in a voice like the one in the "
+        "recording",
+        {"voice.wav": "audio"},
+    )
+    assert [(s.task, s.args) for s in steps][1] == ("text-to-speech", {"text": "<node-0>"})
     # An edit's words are what to do to the picture: "this pic" is not text to read first.
     steps = _plan("put a tiny crown on my cat in this pic", {"cat.jpg": "image"})
     assert [s.task for s in steps] == ["image-editing"]

@@ -269,6 +269,19 @@ def test_a_table_question_whose_answer_is_read_aloud_is_asked_first():
     ]
 
 
+def test_a_request_put_as_a_question_over_a_table_asks_nothing_of_it():
+    # "Could you ...?" asks for a step, not an answer: the table is read out, not queried.
+    table = "city,population\nLyon,520000\nNice,342000\nLille,236000"
+    plan = validate(plan_offline(f"Could you read this table out loud?\n\n{table}", {}), {})
+    assert [(s.task, s.args) for s in plan.subtasks] == [
+        ("text-to-speech", {"text": "table-1.csv"})
+    ]
+    # A step that names the table works on it, with a question beside it.
+    types = {"menu.csv": "text"}
+    plan = plan_offline("Translate menu.csv into French. Which dish is cheapest?", types)
+    assert ("translation", "menu.csv") in [(s.task, s.args.get("text")) for s in plan.subtasks]
+
+
 def test_a_question_about_a_table_file_is_table_question_answering():
     # Before: question answering over the file's text.
     for request, table, question in [
@@ -308,6 +321,21 @@ def test_the_ask_on_the_first_line_and_the_paste_below_it():
         "रहीं, लेकिन कुछ स्कूलों ने छुट्टी घोषित कर दी।"
     )
     assert _tasks(f"Summarize in English: {hindi}") == ["translation", "summarization"]
+
+
+def test_only_a_first_line_that_points_below_splits_the_opening_paragraph():
+    # An instruction that goes on over two lines is the instruction; a pasted letter keeps
+    # its greeting.
+    request = (
+        "Generate an image of a lighthouse at dusk.\nThe sky should be purple and orange, with "
+        "a few seagulls, waves on the rocks and a small boat near the shore with its lights on."
+    )
+    assert parse_request(request).material == ()
+    letter = (
+        "Hi Sam,\nThe plumber will come on Tuesday between 9 and 12 to look at the boiler, so "
+        "please make sure someone is home to let him in.\nThanks,\nRita"
+    )
+    assert [m.text for m in parse_request(f"{letter}\n\ncan u draft a reply").material] == [letter]
 
 
 def test_a_letter_a_paragraph_introduces_stays_whole_with_its_line_breaks():

@@ -36,11 +36,15 @@ from graph_agent.planning.request_language import looks_foreign
             False,
         ),
         ("Fasse dieses Dokument zusammen: notes.txt", True),
+        ("Lula da Silva bio, e.g. early years", False),  # short words English text holds
         ("", False),
     ],
 )
 def test_looks_foreign(request_, foreign):
-    assert looks_foreign(request_) is foreign
+    assert looks_foreign(request_, instruction=True) is foreign
+    # Pasted text is judged whole: a Spanish article opening "Última hora desde Madrid:".
+    news = "Última hora desde Madrid: el gobierno dice que habrá una línea de metro para la ciudad"
+    assert looks_foreign(news) and looks_foreign(f"Última hora: {news}")
 
 
 @pytest.mark.parametrize(

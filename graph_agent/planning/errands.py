@@ -61,6 +61,21 @@ _OPENING = re.compile(
 )
 
 
+#: Words that tie a question to the present state of the world ("what's the weather
+#: tomorrow", "is my flight on time rn"), which no model here knows: with nothing to read,
+#: such a question is not put to a model that would make the answer up.
+_NOW = re.compile(
+    r"\b(?:today|tonight|tomorrow|tomorow|tmrw|tmr|now|rn|currently|current|latest|live|"
+    r"this\s+(?:week|weekend|morning|afternoon|evening))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_now(request: str) -> bool:
+    """Whether the request asks about the present state of the world (see ``_NOW``)."""
+    return bool(_NOW.search(request))
+
+
 def errand_verb(request: str) -> str | None:
     """The errand verb the request opens with ("order", "book"), or None."""
     match = _OPENING.match(request)

@@ -462,18 +462,19 @@ def _first_text(
     # was. Words that point back ("summarize it") keep the earlier result.
     if recordings and not BACK.search(step.text) and step.task not in GENERATIVE:
         return recordings[0]
-    if (
-        step.task not in GENERATIVE
-        and not any(kind in ("image", "audio") for _, kind in TASKS[step.task].roles)
-        and (pointed := _pointed_at(step, used, input_types, mentions))
-    ):
-        # So is one attached, not named, that its words point at: "give me the gist of
-        # what's said in the recording", "answer X from what the audio says". Not for a
-        # step that reads a picture or recording itself: its text is what to do to it.
-        return pointed
     fresh = step.lead in ("also", "and also") and not BACK.search(step.text)
     if not fresh and (earlier := _latest_text(step, done, input_types)) is not None:
         return earlier
+    if (
+        step.task not in GENERATIVE
+        and not any(kind in ("image", "audio") for _, kind in TASKS[step.task].roles)
+        and (pointed := _pointed_at(step, used, input_types, mentions, kinds=("audio",)))
+    ):
+        # With no earlier result to read, a recording attached, not named, that the words
+        # point at: "give me the gist of what's said in the recording", "answer X from
+        # what the audio says". Not for a step that reads a picture or recording itself:
+        # its text is what to do to it.
+        return pointed
     sibling = fresh and not own and step.task not in GENERATIVE
     if sibling and (shared := _sibling_input(step, done, input_types)):
         return shared
@@ -542,13 +543,14 @@ def _pointed_at(
     used: set[str],
     input_types: dict[str, str | None],
     mentions: list[tuple[int, str]],
+    kinds: tuple[str, ...] = ("image", "audio"),
 ) -> str | None:
-    """The one attached picture or recording that the step's words point at ("this
-    photo") and the request never names, if no earlier step reads it (``used``: what
-    earlier steps read); else None."""
+    """The one attached picture or recording (of ``kinds``) that the step's words point
+    at ("this photo") and the request never names, if no earlier step reads it (``used``:
+    what earlier steps read); else None."""
     named = {name for _, name in mentions}
     for kind, words in _POINTED.items():
-        if not words.search(step.text):
+        if kind not in kinds or not words.search(step.text):
             continue
         attached = [
             n

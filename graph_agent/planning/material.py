@@ -61,6 +61,8 @@ _FENCE = re.compile(r"```[^\n`]*\n(?P<body>.*?)\n?```", re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)])\s+\S")
 _BULLET_MARK = re.compile(r"^[ \t]*(?:[-*•·]|\d{1,3}[.)])[ \t]+(?=\S)", re.MULTILINE)
 _MARKDOWN_ROW = re.compile(r"^\s*\|.*\|\s*$")
+#: Words by which a line points at what is pasted under it ("this recipe", "the text below").
+_POINTS_BELOW = re.compile(r"\b(?:this|these|below|following|here)\b", re.IGNORECASE)
 #: A sentence that goes back to instructing after the material ("Then translate it").
 _TAIL = re.compile(
     r"(?:^|(?<=[.!?]))\s+(?=(?:then|and then|after that|afterwards|also|finally|next|"
@@ -234,11 +236,15 @@ def _after_colon(
     """A long passage after the first ': ' in ``request[start:end]``, up to a sentence that
     instructs again ("Then translate it into French."). With ``by_layout``, a list counts
     (only its layout marks a list as material: ``parse_request(by_layout=False)``), and in
-    the request's ``opening`` paragraph so does a passage after the first line ("read me
-    this recipe while I cook pls" / the recipe: people put the ask above what they paste)."""
+    the request's ``opening`` paragraph so does a passage after a first line that points
+    at it ("read me this recipe while I cook pls" / the recipe: people put the ask above
+    what they paste; "Generate an image of a lighthouse. / The sky should be ..." goes on
+    asking, and "Hi Sam, / ..." is a letter's first line)."""
     text = request[start:end]
     breaks = [re.search(r":\s", text)]
-    breaks += [re.search(r"\n\s*", text)] if by_layout and opening else []
+    first_line = text.split("\n", 1)[0]
+    if by_layout and opening and _POINTS_BELOW.search(first_line):
+        breaks.append(re.search(r"\n\s*", text))
     for found in breaks:
         if found is None or _words(text[: found.start()]) > 25:
             continue

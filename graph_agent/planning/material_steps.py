@@ -1,14 +1,17 @@
 """What the material decides about a plan, once the instruction has been planned.
 
-The instruction decides the tasks; the material decides three things the words alone cannot:
+The instruction decides the tasks; what the request gives (pasted material, files) decides
+what the words alone cannot:
 
-- **a question over a table** is table question answering: a pasted CSV, JSON or markdown
-  table asked "which month cost most?" was planned as text QA, sentence similarity or
-  tabular classification (which reads a picture of a table);
+- **a question over a table**, pasted or a table file, is table question answering: a
+  pasted CSV, JSON or markdown table asked "which month cost most?" was planned as text QA,
+  sentence similarity or tabular classification (which reads a picture of a table);
 - **material in another language** read by a text step needs a translation first when the
   instruction asks for English ("give me a short English summary of this German article");
-- **a question with nothing to read** is open-ended writing: question answering needs a
-  text to answer from, so "who wrote One Hundred Years of Solitude?" is text generation.
+- **a question with nothing to read** is about the one picture or recording attached and
+  read by no step ("is this mushroom safe to eat"), or else open-ended writing: question
+  answering needs a text to answer from, so "who wrote One Hundred Years of Solitude?" is
+  text generation.
 
 Each is a rule over the plan's structure (which input a step reads, of what kind), not over
 phrasings; the blind sets in ``evals/data`` are how each is judged (``eval_planner``).
@@ -17,6 +20,7 @@ phrasings; the blind sets in ``evals/data`` are how each is judged (``eval_plann
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from graph_agent.file_names import file_kind
@@ -39,6 +43,8 @@ _TABLE_GUESSES = frozenset(
         "document-question-answering",
     }
 )
+#: Words by which a step reads out or translates the answer to a question, not its table.
+_THE_ANSWER = re.compile(r"\b(?:answer|result)s?\b", re.IGNORECASE)
 #: Steps that pass on what they read: over a table a question asks about, the answer.
 _SAYS_ANSWER = frozenset({"text-to-speech", "translation"})
 #: Text steps whose answer should be in the user's language when the material is not.
@@ -51,22 +57,34 @@ _KEEPS_LANGUAGE = frozenset(
 )
 _QUESTION = re.compile(r"[^.!?\n]*\?")
 _ENGLISH = re.compile(r"\benglish\b", re.IGNORECASE)
+#: A request put as a question: "Could you read this out loud?" asks for a step, not an answer.
+_REQUEST = re.compile(r"\W*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b", re.IGNORECASE)
+#: Words a piece of writing may hold beyond the question it asks and still be that question
+#: ("so, is this mushroom safe to eat": the words "so" and a "?" the clause lost).
+_QUESTION_SLACK = 2
 #: Steps that ask a picture a question.
 _ASKS_PICTURE = frozenset({"visual-question-answering", "document-question-answering"})
 #: Steps that may ask or write with nothing to read but their own words.
 _OPEN = frozenset({"question-answering", "text-generation", "conversational"})
 
 
-def _question_in(instruction: str, names: set[str]) -> str | None:
-    """The instruction's first question, without material names or what a colon puts in
-    front of it ("read me the answer out loud: which book is longest?"), or None."""
+def _question_in(instruction: str, names: set[str], files: Iterable[str] = ()) -> str | None:
+    """The instruction's first question, without material ``names`` or what a colon puts
+    in front of it ("read me the answer out loud: which book is longest?"), or None; the
+    dot in a file or material name ends no question. A request put as a question ("Could
+    you read this table out loud?") is none."""
+    dotless = {name: name.replace(".", "\u2024") for name in {*names, *files}}
+    for name, masked in dotless.items():
+        instruction = instruction.replace(name, masked)
     for match in _QUESTION.finditer(instruction):
         text = match.group(0)
-        for name in names:
-            text = text.replace(name, "")
+        for name, masked in dotless.items():
+            text = text.replace(masked, "" if name in names else name)
         text = text.strip(" :,;\n")
         if len((after := text.rsplit(": ", 1)[-1]).split()) >= 3:
             text = after
+        if _REQUEST.match(text) and asked(text) is None:
+            continue
         if len(text) > 3:
             return text
     return None
@@ -99,14 +117,15 @@ def _renumbered(steps: list[Subtask], merged: dict[str, str] | None = None) -> l
 def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
     """A step that asks about a table, pasted or a table file ("In sales.csv, how many
     units sold in July?"), becomes table question answering."""
-    tables = {m.name for m in parsed.material if m.kind == "table"}
-    tables |= {
+    pasted = {m.name for m in parsed.material if m.kind == "table"}
+    files = {
         v
         for s in plan.subtasks
         for v in s.args.values()
-        if isinstance(v, str) and v.lower().endswith(TABLE_SUFFIXES)
+        if isinstance(v, str) and v.lower().endswith(TABLE_SUFFIXES) and v not in pasted
     }
-    question = _question_in(parsed.instruction, tables)
+    tables = pasted | files
+    question = _question_in(parsed.instruction, pasted, files)
     if not tables:
         return plan
     steps: list[Subtask] = []
@@ -137,20 +156,37 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
     return plan.model_copy(update={"subtasks": steps})
 
 
+def _reads_out_answer(words: str, question: str, table: str) -> bool:
+    """Whether a step's ``words`` read out or translate the answer to ``question`` about
+    ``table``: they say "the answer", or hold the question without naming the table
+    ("Translate menu.csv into French. Which dish is cheapest?" translates the menu)."""
+    return bool(_THE_ANSWER.search(words)) or (
+        _within(question, words) and table.lower() not in words.lower()
+    )
+
+
 def _answers_passed_on(steps: list[Subtask], tables: set[str], question: str) -> list[Subtask]:
-    """The question asked of a table before a step reads the table out or translates it:
-    "read me the answer out loud: which book is longest? <table>" is a table question whose
-    answer is spoken, not the table spoken (a table question the plan has is moved in front
-    of that step; else one is added)."""
-    for table in tables:
-        readers = [s.id for s in steps if s.task in _SAYS_ANSWER and table in s.args.values()]
+    """The question asked of a table before a step that reads out or translates its answer
+    (``_reads_out_answer``) reads the table itself: "read me the answer out loud: which
+    book is longest? <table>" is a table question whose answer is spoken, not the table
+    spoken (a table question the plan has is moved in front of that step; else one is
+    added). "Translate menu.csv into French. Which dish is cheapest?" still translates the
+    menu."""
+    for i, table in enumerate(sorted(tables)):
+        readers = [
+            s.id
+            for s in steps
+            if s.task in _SAYS_ANSWER
+            and table in s.args.values()
+            and _reads_out_answer(s.description or "", question, table)
+        ]
         if not readers:
             continue
         ask = next(
             (s for s in steps if s.task == "table-question-answering" and s.args["table"] == table),
             None,
         ) or Subtask(
-            id=f"ask-{table}",
+            id=f"ask-{i}",
             task="table-question-answering",
             args={"table": table, "question": question},
             inferred="the request asks a question about the table",
@@ -341,7 +377,12 @@ def open_questions(plan: Plan, inputs: dict[str, str | None], instruction: str) 
                 continue
             asks: str | None = str(question or text)
         else:
+            # Writing is a question only when the question is all it says ("is this
+            # mushroom safe to eat"), not a side question ("Write a product description
+            # for my lamp. Should I mention the price?").
             asks = asked(str(text))
+            if asks and len(_words(str(text))) - len(_words(asks)) > _QUESTION_SLACK:
+                asks = None
         if len(about) == 1 and asks:
             name = about[0]
             if unread.pop(name) == "image":
@@ -357,7 +398,9 @@ def open_questions(plan: Plan, inputs: dict[str, str | None], instruction: str) 
                 merged[step.id] = picture.id
                 continue
             args = {**picture.args, "question": asks}
-            step = step.model_copy(update={"task": picture.task, "args": args})
+            step = step.model_copy(
+                update={"task": picture.task, "args": args, "deps": list(picture.deps)}
+            )
         elif step.task == "question-answering":
             # The step's text is its own words, the question and what the request says
             # around it ("I keep seeing EBITDA ... What does it mean?"): all of it is asked.

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,7 +40,7 @@ from graph_agent.file_names import FILE_NAME, file_kind, files_named_in
 from graph_agent.planning.clauses import QUOTED, Clause, split_clauses
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import label_sequence, media_mask, needed_media, table_mask
-from graph_agent.planning.errands import GUESSES, errand_refusal, errand_verb
+from graph_agent.planning.errands import GUESSES, asks_about_now, errand_refusal, errand_verb
 from graph_agent.planning.implied_tasks import ImpliedTask
 from graph_agent.planning.learned_linking import relink
 from graph_agent.planning.linking import (
@@ -207,7 +207,7 @@ def detect_tasks(
     top = float(probs[:, task_cols].max()) if probs.size else 1.0
     if (
         top < MASHING_MAX_PROB and det.encoder.unreadable(request) and not files_named_in(request)
-    ) or (top < FOREIGN_MIN_PROB and looks_foreign(request)):
+    ) or (top < FOREIGN_MIN_PROB and looks_foreign(request, instruction=True)):
         return [NONE] * len(clauses), []  # mashing, or not English: no task to guess
     folds = dict.fromkeys(_PICTURE_QUESTIONS, "question-answering")
     own = [
@@ -452,6 +452,7 @@ def plan_offline(
             p.instruction, _with_material(p, input_types), models_dir, question
         ),
         table_question,  # "which month cost most?" over a pasted table
+        given=input_types,
     )
     types = _with_material(parsed, input_types)
     plan = questions_over_tables(plan, parsed)
@@ -466,6 +467,7 @@ def _read_and(
     request: str,
     attempt: Callable[[ParsedRequest, bool], _T],
     rescue: Callable[[ParsedRequest], _T | None] = lambda parsed: None,
+    given: Collection[str] = (),
 ) -> tuple[ParsedRequest, _T]:
     """``request`` parsed, and ``attempt`` on it (``False``: not as a question).
 
@@ -474,9 +476,10 @@ def _read_and(
     write a haiku / 2. read it aloud") and ``attempt`` runs on the request parsed without
     it. When that fails too and the instruction asks a question, ``attempt`` runs with
     ``True``: the question goes to the likeliest task that answers questions ("Can I park
-    here on Sundays?" beside sign.jpg; ``detect_tasks``). Not a command, which may be an
-    errand no model runs ("order me a pizza"). Raises the first ``RequestError`` when all
-    fail.
+    here on Sundays?" beside sign.jpg; ``detect_tasks``). Not a command, nor an errand put
+    as a question ("can you pay my gas bill?"), nor, with nothing ``given`` or pasted to
+    read, a question about the present ("what's the weather tomorrow?"): a model would make
+    up the answer. Raises the first ``RequestError`` when all fail.
     """
     parsed = parse_request(request)
     try:
@@ -490,7 +493,13 @@ def _read_and(
                 return as_steps, attempt(as_steps, False)
             except RequestError:
                 pass
-        if "?" not in parsed.instruction and asked(parsed.instruction) is None:
+        question = "?" in parsed.instruction or asked(parsed.instruction) is not None
+        nothing_to_read = not (given or parsed.material or files_named_in(parsed.instruction))
+        if (
+            not question
+            or errand_verb(parsed.instruction)
+            or (nothing_to_read and asks_about_now(parsed.instruction))
+        ):
             raise first from None
         try:
             return parsed, attempt(parsed, True)
@@ -532,6 +541,7 @@ def bound_steps(
         lambda p, question: _steps(
             p.instruction, _with_material(p, input_types), models_dir, question
         ),
+        given=input_types,
     )
     types = _with_material(parsed, input_types)
     return bind(steps, instruction, dict(types)), types
@@ -614,7 +624,7 @@ def _steps(
     verb = errand_verb(request)
     if not steps:
         hint = ""
-        if looks_foreign(request):
+        if looks_foreign(request, instruction=True):
             hint = (
                 " The request does not look like English, and the offline planner reads"
                 " English only: write it in English, or let a chat model plan (the"

@@ -187,7 +187,7 @@ def _is_question(sentence: str) -> bool:
 _YES_NO = re.compile(
     r"(?:is|are|was|were|does|do|did|can|could|should|may|will|would)\s+(?:it|this|that|"
     r"there|he|she|they|the|a|an|these|those|his|her|their|its|my|our|any|anyone|someone|"
-    r"i|we)\b",
+    r"i|we)\b(?!\s+(?:get|have|see|grab|borrow)\b)",  # "could I get a poem" requests
     re.IGNORECASE,
 )
 

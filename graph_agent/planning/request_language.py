@@ -35,10 +35,7 @@ _FUNCTION_WORDS = (
     _words("y es una por para con este esta estos que mi yo tú usted puedes sobre pero"),
     _words("il lo gli è una con questo questa della che io puoi favore sono dei delle"),
     _words("het een niet dit deze voor ik mij jij je kun alsjeblieft wat"),
-    _words(
-        "uma por para este esta isto que eu você pode dos das da em ao aos não são também o e "
-        "com na mas pelo pela"
-    ),
+    _words("uma por para este esta isto que eu você pode dos das aos não são também pelo pela"),
 )
 #: The language of each set of function words above, in the same order.
 LANGUAGES = ("German", "French", "Spanish", "Italian", "Dutch", "Portuguese")
@@ -49,19 +46,25 @@ _ENGLISH = _words(
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
-def looks_foreign(text: str) -> bool:
+def looks_foreign(text: str, instruction: bool = False) -> bool:
     """Whether ``text`` looks written in a language other than English: mostly letters of
     another script, or at least two function words of one language outside quotes and more
     of them than English ones.
     "Fasse dieses Dokument zusammen" does; "summarize the article from Le Monde by De la
-    Cruz", 'translate "Der Hund ist nicht hier"' and "say this toast: ¡Salud y amor!" do
-    not.
+    Cruz" and 'translate "Der Hund ist nicht hier"' do not, nor, as an ``instruction``,
+    "say this toast: ¡Salud y amor para ti!".
     """
     text = FILE_NAME.sub(" ", QUOTED.sub(" ", text))  # content and names, not language
-    # So is what follows an instruction's colon ("Please say this Spanish toast as it's
-    # written: ¡Salud, dinero y amor!"), when three words or more come before it.
-    if (colon := re.search(r":\s", text)) and len(_WORD.findall(text[: colon.start()])) >= 3:
-        text = text[: colon.start()]
+    # In an ``instruction``, so is what follows a colon when three English words or more
+    # come before it ("Please say this Spanish toast as it's written: ¡Salud y amor!"); not
+    # in pasted text ("Última hora desde Madrid: el gobierno ...").
+    if instruction and (colon := re.search(r":\s", text)):
+        before = [w.lower() for w in _WORD.findall(text[: colon.start()])]
+        english = sum(w in _ENGLISH for w in before)
+        if len(before) >= 3 and english >= max(
+            sum(w in v for w in before) for v in _FUNCTION_WORDS
+        ):
+            text = text[: colon.start()]
     letters = [c for c in text if c.isalpha()]
     latin = sum(c.isascii() or unicodedata.name(c, "").startswith("LATIN") for c in letters)
     if 2 * latin < len(letters):  # mostly another script: "请总结这个文件", "Переведи ..."
