@@ -183,7 +183,11 @@ def _answers_passed_on(steps: list[Subtask], tables: set[str], question: str) ->
         if not readers:
             continue
         ask = next(
-            (s for s in steps if s.task == "table-question-answering" and s.args["table"] == table),
+            (
+                s
+                for s in steps
+                if s.task == "table-question-answering" and s.args.get("table") == table
+            ),
             None,
         ) or Subtask(
             id=f"ask-{i}",
@@ -192,8 +196,7 @@ def _answers_passed_on(steps: list[Subtask], tables: set[str], question: str) ->
             inferred="the request asks a question about the table",
         )
         steps = [s for s in steps if s.id != ask.id]
-        at = next(i for i, s in enumerate(steps) if s.id in readers)
-        steps.insert(at, ask)
+        steps.insert(next(k for k, s in enumerate(steps) if s.id in readers), ask)
         steps = [
             s.model_copy(
                 update={
