@@ -132,6 +132,7 @@ def test_the_question_is_asked_without_its_wrapper(words, question):
         "which is a digital version of a document I wish to analyze",  # a relative clause
         "Could you help me figure out some details from this text? Dates especially",
         "What a mess.",  # exclaims
+        "Do the translation of notes.txt for me",  # instructs, though "do the" can ask
     ],
 )
 def test_words_with_no_question_of_their_own_give_none(words):

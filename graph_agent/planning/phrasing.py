@@ -192,6 +192,10 @@ _YES_NO = re.compile(
 )
 
 
+#: "Do the dishes", "do this for me": on its own, a sentence opening on "do" instructs.
+_DO = re.compile(r"do\b", re.IGNORECASE)
+
+
 def _cut_yes_no(sentence: str, last: bool) -> bool:
     """A yes/no question that ends the text without its "?" (the clause splitter cut
     it: "what is the man holding? Is it a phone | and ..."; "... / Can I park here")."""
@@ -209,7 +213,9 @@ def asked(text: str) -> str | None:
         rest = sentence[wrapper.end() :] if wrapper else ""
         if wrapper and wrapper.end() and _WH.match(rest) and len(rest.split()) >= 3:
             question = _direct(rest)
-        elif _is_question(sentence) or _cut_yes_no(sentence, end == len(text)):
+        elif _is_question(sentence) or (
+            _cut_yes_no(sentence, end == len(text)) and not _DO.match(sentence)
+        ):
             question = _direct(sentence)
         else:
             continue
