@@ -90,8 +90,8 @@ In the seventh session (2026-11-27) one more such helper wrote from the same pag
 * ``human_requests_blind7.jsonl`` (136, for scoring only): 100 multimodal-benchmark-style
   and 50 everyday requests were written; 14 that shared eight words in a row with another
   set were dropped. Scored before that session's changes (HEAD ``63f7789``) and after them,
-  and once in between (its overall score seen, by mistake, in a run of all sets); misses
-  not read.
+  and twice more (its overall score seen in a run of all sets by mistake, and in a repeat
+  of the final run), with the same figures each time; misses not read.
 * ``human_requests_tune4.jsonl`` (186, a tune set: misses read): 200 written around issue
   25's classes (pasted material, writing, tables and table files, other languages, later
   steps named by a noun, chat style and typos, file paths, questions about pictures);
