@@ -289,6 +289,9 @@ def run_load(
             for request, _ in REQUESTS
         },
         "checkpointed_threads": len(stored & {r.get("thread_id") for r in rows}),
+        # A step that failed on one model and ran on the next loads a model no report names:
+        # what explains loads above the distinct models.
+        "step_failures": [r["failures"] for r in done if r.get("failures")],
     }
 
 

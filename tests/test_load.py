@@ -25,7 +25,11 @@ def test_concurrent_threads_on_the_server_all_finish_with_flat_model_loads():
     assert result["completed"] == 8 and result["checkpointed_threads"] == 8
     # All four kinds of request ran; each model loaded once and was reused after that.
     assert result["distinct_models"] == 4, result["models_by_request"]
-    assert result["model_loads"] == result["distinct_models"]
+    assert result["model_loads"] == result["distinct_models"], (
+        result["models_by_request"],
+        result["step_failures"],
+        result["evictions"],
+    )
     assert result["evictions"] == 0
     # Above the ready server (runtime, planner and card index loaded; no model in the cache):
     # the budget bounds the models the cache holds, and the calls in flight need working
