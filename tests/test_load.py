@@ -37,3 +37,29 @@ def test_concurrent_threads_on_the_server_all_finish_with_flat_model_loads():
     rss = result["rss_mb"]
     assert result["cache_held_mb"] <= budget_mb
     assert rss["peak_sampled"] <= rss["ready"] + 1.15 * budget_mb, rss
+
+
+def test_a_forked_child_that_has_not_exec_d_is_not_counted_twice():
+    # A child forked from the server, before it execs (subprocess starting ffmpeg), maps the
+    # server's pages: summing its RSS counted the server twice.
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import os, time\nif os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\ntime.sleep(30)\n"
+    )
+    server = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        for _ in range(100):
+            if len(load_test._group_pids(server.pid)) == 2:
+                break
+            time.sleep(0.05)
+        assert len(load_test._group_pids(server.pid)) == 2
+        assert load_test._counted_pids(server.pid) == [server.pid]
+    finally:
+        import os
+        import signal
+
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
