@@ -75,10 +75,10 @@ def _group_pids(pgid: int) -> list[int]:
 
 def _counted_pids(pgid: int) -> list[int]:
     """The group's processes whose memory is their own: not a child the server forked and
-    that has not yet exec'd (the same program as its parent). Such a child (``subprocess``
-    starting ffmpeg to decode a recording) maps the server's pages for a moment, and summing
-    its RSS counted the server twice: a sampled peak of 4.5 GB with the cache within its
-    budget, once in five CI runs."""
+    that has not yet exec'd (the same program as its parent). Such a child (a library
+    starting a helper program through ``subprocess``; which one was not identified) maps the
+    server's pages for a moment, and summing its RSS would count the server twice: a sampled
+    peak of 4.5 GB with the cache within its budget was seen once in five CI runs."""
     pids = _group_pids(pgid)
     members = set(pids)
     counted = []

@@ -40,8 +40,8 @@ def test_concurrent_threads_on_the_server_all_finish_with_flat_model_loads():
 
 
 def test_a_forked_child_that_has_not_exec_d_is_not_counted_twice():
-    # A child forked from the server, before it execs (subprocess starting ffmpeg), maps the
-    # server's pages: summing its RSS counted the server twice.
+    # A child forked from the server, before it execs (a library starting a helper program),
+    # maps the server's pages: summing its RSS would count the server twice.
     import subprocess
     import sys
     import time
