@@ -83,8 +83,9 @@ def _counted_pids(pgid: int) -> list[int]:
     members = set(pids)
     counted = []
     for pid in pids:
-        parent = _status_kb(pid, "PPid")
-        if parent in members and _exe(pid) is not None and _exe(pid) == _exe(parent):
+        parent = _status_kb(pid, "PPid")  # a number, read as the kB fields are
+        exe = _exe(pid)
+        if parent in members and exe is not None and exe == _exe(parent):
             continue
         counted.append(pid)
     return counted

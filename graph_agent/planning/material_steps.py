@@ -125,9 +125,9 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
         if isinstance(v, str) and v.lower().endswith(TABLE_SUFFIXES) and v not in pasted
     }
     tables = pasted | files
-    question = _question_in(parsed.instruction, pasted, files)
     if not tables:
         return plan
+    question = _question_in(parsed.instruction, pasted, files)
     steps: list[Subtask] = []
     merged: dict[str, str] = {}  # a step that is one asked already -> that one
     for step in plan.subtasks:
@@ -151,7 +151,7 @@ def questions_over_tables(plan: Plan, parsed: ParsedRequest) -> Plan:
         steps.append(step)
     if question:
         steps = _answers_passed_on(steps, tables, question)
-    if merged or question:
+    if merged or steps != plan.subtasks:  # a step merged, converted, added or moved
         steps = _renumbered(steps, merged)
     return plan.model_copy(update={"subtasks": steps})
 
