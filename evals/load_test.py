@@ -83,7 +83,7 @@ def _counted_pids(pgid: int) -> list[int]:
     members = set(pids)
     counted = []
     for pid in pids:
-        parent = _status_kb(pid, "PPid")  # a number, read as the kB fields are
+        parent = _status_number(pid, "PPid")
         exe = _exe(pid)
         if parent in members and exe is not None and exe == _exe(parent):
             continue
@@ -98,7 +98,10 @@ def _exe(pid: int) -> str | None:
         return None
 
 
-def _status_kb(pid: int, field: str) -> int:
+def _status_number(pid: int, field: str) -> int:
+    """The first number of a ``/proc/<pid>/status`` field: a pid ("PPid") or a memory
+    figure in kB ("VmRSS", "VmHWM", "RssAnon"); 0 when the process is gone or the field is
+    missing."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(field + ":"):
@@ -123,14 +126,14 @@ class RssSampler:
     def now_kb(self) -> int:
         total = 0
         for pid in _counted_pids(self.pgid):
-            total += _status_kb(pid, "VmRSS")
-            self.hwm_kb[pid] = max(self.hwm_kb.get(pid, 0), _status_kb(pid, "VmHWM"))
+            total += _status_number(pid, "VmRSS")
+            self.hwm_kb[pid] = max(self.hwm_kb.get(pid, 0), _status_number(pid, "VmHWM"))
         return total
 
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak_kb = max(self.peak_kb, self.now_kb())
-            anon = sum(_status_kb(pid, "RssAnon") for pid in _counted_pids(self.pgid))
+            anon = sum(_status_number(pid, "RssAnon") for pid in _counted_pids(self.pgid))
             self.peak_anon_kb = max(self.peak_anon_kb, anon)
             self._stop.wait(self.every_s)
 

@@ -302,8 +302,12 @@ def test_most_errands_no_model_can_run_are_refused_not_planned():
     # UA 452 on time" are answered in writing (21 were refused before that). The rest get
     # the least unlikely task ("set a timer for 12 minutes" -> text generation).
     assert refused >= 19
-    # An errand put as a question is still an errand.
-    for errand in ("Can you pay my electricity bill?", "could you cancel my gym membership?"):
+    # An errand put as a question is still an errand, typed in full or in chat style.
+    for errand in (
+        "Can you pay my electricity bill?",
+        "could you cancel my gym membership?",
+        "can u pay my electricity bill",
+    ):
         with pytest.raises(RequestError, match="No model here can do that"):
             plan_offline(errand, {})
 

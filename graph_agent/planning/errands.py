@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from graph_agent.planning.phrasing import ASKS_YOU
+
 #: Verbs that ask for an act in the world, not for text, an image or a sound.
 ERRAND_VERBS = frozenset(
     {
@@ -53,7 +55,7 @@ GUESSES = frozenset({"text-generation", "conversational", "text-to-speech"})
 # Greetings and polite openings before the verb: "hey, can you please order ...".
 _OPENING = re.compile(
     r"^\s*(?:(?:hey|hi|hello|ok|okay|so|please|pls|plz|kindly|now|just)\b[\s,!.]*)*"
-    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+|pls\s+|kindly\s+)?"
+    rf"(?:{ASKS_YOU}\s+(?:please\s+|pls\s+|kindly\s+)?"
     r"|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to\s+"
     r"|go\s+(?:and\s+)?|help\s+me\s+)?"
     r"(?P<verb>[a-z][a-z-]*)\b",

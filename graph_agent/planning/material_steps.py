@@ -27,7 +27,7 @@ from graph_agent.file_names import file_kind
 from graph_agent.planning.constraints import target_language
 from graph_agent.planning.decoding import TABLE_SUFFIXES
 from graph_agent.planning.material import ParsedRequest
-from graph_agent.planning.phrasing import asked
+from graph_agent.planning.phrasing import asked, polite_request
 from graph_agent.planning.plan import Plan, Subtask, ref_of
 from graph_agent.planning.vocabulary import TASKS
 
@@ -57,8 +57,6 @@ _KEEPS_LANGUAGE = frozenset(
 )
 _QUESTION = re.compile(r"[^.!?\n]*\?")
 _ENGLISH = re.compile(r"\benglish\b", re.IGNORECASE)
-#: A request put as a question: "Could you read this out loud?" asks for a step, not an answer.
-_REQUEST = re.compile(r"\W*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b", re.IGNORECASE)
 #: Words a piece of writing may hold beyond the question it asks and still be that question
 #: ("so, is this mushroom safe to eat": the words "so" and a "?" the clause lost).
 _QUESTION_SLACK = 2
@@ -83,7 +81,7 @@ def _question_in(instruction: str, names: set[str], files: Iterable[str] = ()) -
         text = text.strip(" :,;\n")
         if len((after := text.rsplit(": ", 1)[-1]).split()) >= 3:
             text = after
-        if _REQUEST.match(text) and asked(text) is None:
+        if polite_request(text) and asked(text) is None:
             continue
         if len(text) > 3:
             return text

@@ -129,6 +129,11 @@ def depicted(text: str) -> str | None:
 
 
 _WH = re.compile(r"(?:what|what's|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
+#: "Could you ...", "can u ...": a request put as a question. It asks for a step to be
+#: done, not for an answer; the question wrapper, the errand check and the table question
+#: all read it from here.
+ASKS_YOU = r"(?:can|could|would|will)\s+(?:you|u)\b"
+_POLITE_REQUEST = re.compile(rf"\W*(?:please\s+)?{ASKS_YOU}", re.IGNORECASE)
 #: A yes/no question ("Is the door open?"), not a request put as one ("Could you ...?").
 _AUX = re.compile(
     r"(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)\b(?!\s+you\b)",
@@ -146,7 +151,7 @@ _FIND = (
 )
 _WRAPPER = re.compile(
     r"\W*(?:(?:and|also|then|so|please|now|lastly|finally|next)\b[\s,]*)*"
-    r"(?:(?:(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+|also\s+)?)?"
+    rf"(?:(?:{ASKS_YOU}\s+(?:please\s+|kindly\s+|also\s+)?)?"
     rf"(?:(?:help|assist)\s+(?:me\s+)?(?:in\s+|with\s+|to\s+)?)?{_FIND}"
     r"|i\s+(?:want|need)\s+to\s+know|i(?:\s+would|'d)\s+like\s+to\s+know"
     r"|i(?:'m|\s+am)\s+(?:wondering|curious(?:\s+about)?)|i\s+wonder)\s*",
@@ -194,6 +199,12 @@ _YES_NO = re.compile(
 
 #: "Do the dishes", "do this for me": on its own, a sentence opening on "do" instructs.
 _DO = re.compile(r"do\b", re.IGNORECASE)
+
+
+def polite_request(text: str) -> bool:
+    """Whether ``text`` opens as a request put as a question ("Could you read this table
+    out loud?"), which asks for a step rather than an answer."""
+    return bool(_POLITE_REQUEST.match(text))
 
 
 def _cut_yes_no(sentence: str, last: bool) -> bool:
