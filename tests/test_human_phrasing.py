@@ -183,6 +183,30 @@ def test_a_step_that_points_at_an_attached_recording_reads_it():
     assert [s.task for s in steps] == ["image-editing"]
 
 
+def test_a_text_step_with_nothing_to_read_reads_the_attached_picture_or_recording():
+    # Before: the translation translated "translate the sign to english pls" and the voice
+    # read "read this to me" aloud; the photo given with --input was never looked at.
+    steps = _plan("translate the sign to english pls", {"IMG_188.jpg": "image"})
+    assert [(s.task, s.args.get("text", s.args.get("image"))) for s in steps] == [
+        ("image-to-text", "IMG_188.jpg"),
+        ("translation", "<node-0>"),
+    ]
+    assert _tasks("read this to me", {"IMG_189.jpg": "image"}) == [
+        "image-to-text",
+        "text-to-speech",
+    ]
+    assert _tasks("sumarize this for me", {"voice_7.m4a": "audio"}) == [
+        "automatic-speech-recognition",
+        "summarization",
+    ]
+    # Something else to read, or two attachments to choose between, leave the rule out.
+    steps = _plan("translate 'good morning' into Spanish", {"IMG_1.jpg": "image"})
+    assert [(s.task, s.args["text"]) for s in steps] == [("translation", "good morning")]
+    assert "image-to-text" not in _tasks(
+        "translate the sign to english pls", {"a.jpg": "image", "b.jpg": "image"}
+    )
+
+
 def test_the_content_of_a_recording_named_as_an_object_is_what_the_step_works_on():
     # Before: speech recognition alone, or audio classification: "what's said in" and "what
     # the audio says" sounded like transcribing; the gist and the answer were dropped.

@@ -37,3 +37,16 @@ def test_real_words_inflections_file_names_and_quotes_are_left_alone():
     ):
         assert correct_task_words(text, known) == text, text
     assert correct_task_words("detcet objects, captoin it", known) == "detect objects, caption it"
+
+
+def test_two_words_of_a_task_phrase_typed_as_one_are_read_as_two():
+    known = _known()
+    # Before: "read this outloud" was summarised, "outloud" being no word the encoder knows.
+    assert correct_task_words("read this outloud for me thx", known) == (
+        "read this out loud for me thx"
+    )
+    plan = plan_offline("read this outloud for me thx: the quick brown fox jumps", {})
+    assert [s.task for s in plan.subtasks] == ["text-to-speech"]
+    # After an article or a possessive the word is a noun, a compound written whole.
+    for text in ("who's doing the voiceover?", "record my voiceover"):
+        assert correct_task_words(text, known) == text

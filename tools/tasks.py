@@ -393,7 +393,7 @@ TASKS: dict[str, TaskSpec] = {
             (("text", "text"),),
             "audio",
             "Text-to-Speech",
-            ("read aloud", "speak", "say", "narrate", "voice over", "tts"),
+            ("read aloud", "speak", "say", "narrate", "voice over", "tts", "out loud"),
             label="Speech",
             result="speech",
             aliases=("text-to-audio",),

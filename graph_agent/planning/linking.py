@@ -513,7 +513,18 @@ def _first_text(
         return recordings[0]
     before = [n for pos, n in mentions if pos < step.start and _kind(n, input_types) == "text"]
     texts = [*before[::-1], *(n for n, k in input_types.items() if k == "text")]
-    return texts[0] if texts else step.text
+    if texts:
+        return texts[0]
+    if step.task in READS_TEXT_OF_IMAGES and (
+        attached := _unnamed_attachment(used, input_types, mentions, ("image", "audio"))
+    ):
+        # Nothing else to read: a step that works on a text never works on its own
+        # instruction ("translate the sign to english pls", "read this to me"), so it reads
+        # the one picture or recording attached and never named (the validator puts
+        # image-to-text or speech recognition in front). Writing is left on its words:
+        # "write a poem about autumn" beside an unrelated photo is about autumn.
+        return attached
+    return step.text
 
 
 #: "it", "this" or "that" as the object of a step ("read it to me").
@@ -548,18 +559,27 @@ def _pointed_at(
     """The one attached picture or recording (of ``kinds``) that the step's words point
     at ("this photo") and the request never names, if no earlier step reads it (``used``:
     what earlier steps read); else None."""
-    named = {name for _, name in mentions}
     for kind, words in _POINTED.items():
-        if kind not in kinds or not words.search(step.text):
-            continue
-        attached = [
-            n
-            for n in input_types
-            if _kind(n, input_types) == kind and n not in named and n not in used
-        ]
-        if len(attached) == 1:
-            return attached[0]
+        if (
+            kind in kinds
+            and words.search(step.text)
+            and (attached := _unnamed_attachment(used, input_types, mentions, (kind,)))
+        ):
+            return attached
     return None
+
+
+def _unnamed_attachment(
+    used: set[str],
+    input_types: dict[str, str | None],
+    mentions: list[tuple[int, str]],
+    kinds: tuple[str, ...],
+) -> str | None:
+    """The one input of ``kinds`` (pictures, recordings) that the request never names and
+    no earlier step reads (``used``), if there is exactly one; else None."""
+    named = {name for _, name in mentions}
+    attached = [n for n in input_types if _kind(n, input_types) in kinds and n not in named | used]
+    return attached[0] if len(attached) == 1 else None
 
 
 def _options(step: StepText, args: dict[str, object]) -> None:

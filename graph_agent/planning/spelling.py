@@ -12,12 +12,17 @@ that left "nagging", "rebounding" and the inflections alone.
 
 The task words come from the task vocabulary itself (names and synonyms), not from a list
 kept here, and only words of six letters or more count, so short everyday words ("boxes",
-"voice") are never targets. Words inside file names and quotes are left as written.
+"voice") are never targets. Two words of a task phrase typed as one ("read it outloud",
+"estimatedepth") are read as the two words, when the encoder's vocabulary does not hold
+the joined word whole and no article or possessive puts it as a noun: "who's doing the
+voiceover?" asks about a compound word, not for a voice over. Words inside file names and
+quotes are left as written.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 from graph_agent.file_names import FILE_NAME
@@ -43,6 +48,24 @@ def _task_words(specs: tuple[TaskSpec, ...]) -> frozenset[str]:
     return frozenset(w for w in words if len(w) >= MIN_TARGET)
 
 
+def joined_phrases() -> dict[str, str]:
+    """Two neighbouring words of a name or synonym, each of three letters or more, written
+    as one ("outloud") -> the two words ("out loud")."""
+    return _joined_phrases(tuple(TASKS.values()))
+
+
+@functools.lru_cache(maxsize=4)
+def _joined_phrases(specs: tuple[TaskSpec, ...]) -> dict[str, str]:
+    joined: dict[str, str] = {}
+    for task in specs:
+        for phrase in (task.name.replace("-", " "), task.taskbench or "", *task.synonyms):
+            words = [w.lower() for w in re.findall(r"[A-Za-z]+", phrase)]
+            for a, b in itertools.pairwise(words):
+                if len(a) >= 3 and len(b) >= 3:
+                    joined[a + b] = f"{a} {b}"
+    return joined
+
+
 def edits(a: str, b: str, limit: int) -> int:
     """Optimal-string-alignment distance between ``a`` and ``b``, or ``limit + 1`` once it
     is sure to exceed ``limit``."""
@@ -63,12 +86,19 @@ def edits(a: str, b: str, limit: int) -> int:
     return prev[-1]
 
 
-def _correction(word: str, known: frozenset[str]) -> str | None:
-    """The one task word ``word`` is a misspelling of, or None."""
+#: Words after which a word is a noun ("the voiceover"): a compound, not two words joined.
+_NOUN_BEFORE = re.compile(r"\b(?:the|a|an|my|your|our|their|his|her|its)\s+$", re.IGNORECASE)
+
+
+def _correction(word: str, known: frozenset[str], noun: bool = False) -> str | None:
+    """The one task word (or two, typed as one, unless ``noun``) ``word`` is a misspelling
+    of, or None."""
     lower = word.lower()
     targets = task_words()
     if lower in known or lower in targets:
         return None
+    if (split := joined_phrases().get(lower)) and not noun:
+        return split
     limit = 1 if len(lower) < 8 else 2
     best: dict[int, list[str]] = {}
     for target in targets:
@@ -103,6 +133,7 @@ def correct_task_words(text: str, known: frozenset[str]) -> str:
         start, end = match.span()
         if any(a <= start < b or a < end <= b for a, b in protected):
             return match.group(0)
-        return _correction(match.group(0), known) or match.group(0)
+        noun = bool(_NOUN_BEFORE.search(text, max(0, start - 8), start))
+        return _correction(match.group(0), known, noun) or match.group(0)
 
     return _WORD.sub(fix, text)
