@@ -207,6 +207,25 @@ def test_a_text_step_with_nothing_to_read_reads_the_attached_picture_or_recordin
     )
 
 
+def test_a_picture_or_video_of_what_a_named_file_holds_reads_the_file_first():
+    # Before: the prompt was the request's words; the recording and the poster were never
+    # heard or read.
+    steps = _plan(
+        "Generate an image of the scene described in description_audio.wav",
+        {"description_audio.wav": "audio"},
+    )
+    assert [(s.task, s.args) for s in steps] == [
+        ("automatic-speech-recognition", {"audio": "description_audio.wav"}),
+        ("text-to-image", {"text": "<node-0>"}),
+    ]
+    assert _tasks(
+        "Make a video about whatever is shown in event_poster.png", {"event_poster.png": "image"}
+    ) == ["image-to-text", "text-to-video"]
+    # With no file named, the words are what to show.
+    steps = _plan("draw a cat on the moon", {})
+    assert [(s.task, s.args) for s in steps] == [("text-to-image", {"text": "a cat on the moon"})]
+
+
 def test_the_content_of_a_recording_named_as_an_object_is_what_the_step_works_on():
     # Before: speech recognition alone, or audio classification: "what's said in" and "what
     # the audio says" sounded like transcribing; the gist and the answer were dropped.

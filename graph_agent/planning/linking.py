@@ -494,16 +494,16 @@ def _first_text(
             named_to_read = bool(_TEXT_OF_IT.search(_sentence_naming(preamble, name)))
             if image and (asks_for_text or named_to_read or name in step.text):
                 return name
-    if step.task in PICTURED:
-        return depicted(step.text) or step.text  # "draw a cat on the moon": what to show
-    # "write a limerick about beach.jpg", "a poem about what's said in memo.wav": writing
-    # about a picture or recording its own words name works on what is in it (the
-    # validator puts a caption or a transcript in front); the words become the instruction
-    # (``_options``).
+    # "write a limerick about beach.jpg", "a poem about what's said in memo.wav", "a video
+    # of the scene described in memo.wav": writing or showing what is in a picture or
+    # recording its own words name works on what is in it (the validator puts a caption
+    # or a transcript in front); the words become the instruction (``_options``).
     if step.task in GENERATIVE and (
         named := [n for n in own if _kind(n, input_types) in ("image", "audio") and n not in used]
     ):
         return named[0]
+    if step.task in PICTURED:
+        return depicted(step.text) or step.text  # "draw a cat on the moon": what to show
     if step.task in GENERATIVE and (pointed := _pointed_at(step, used, input_types, mentions)):
         # "write a limerick about this photo of my cat", the photo attached, not named.
         return pointed
