@@ -107,9 +107,10 @@ names, what each does, the record format and how plans are written:
   61 with pasted material and 40 open-ended asks and errands. Written for training; scored
   once as it came (node / edge F1 91.44 / 80.98, TS 84.39 %), then its misses were read.
   Retraining the detector with it gave TaskBench's held-out node F1 80.08 (79.17 retrained
-  on the same code without it; 79.67 the stored detector) but changed four planned behaviours the unit tests pin (a statement
-  "I have a photo of a document" became a step; a to-do list under "Please do the
-  following" lost two of its steps), so the detector does not learn from it: a tune set.
+  on the same code without it; 79.67 the stored detector) but changed four planned
+  behaviours the unit tests pin (a statement "I have a photo of a document" became a step;
+  a to-do list under "Please do the following" lost two of its steps), so the detector
+  does not learn from it: a tune set.
 
 Each set also reports TS, the exact task-set rate: the share of requests whose planned set of
 task names equals the gold set (an errand with no gold task counts when nothing is planned).
