@@ -199,31 +199,28 @@ def test_a_text_step_with_nothing_to_read_reads_the_attached_picture_or_recordin
         "automatic-speech-recognition",
         "summarization",
     ]
-    # Something else to read, or two attachments to choose between, leave the rule out.
-    steps = _plan("translate 'good morning' into Spanish", {"IMG_1.jpg": "image"})
+    assert _tasks("ocr this screenshot n translate to french", {"shot.png": "image"}) == [
+        "image-to-text",
+        "translation",
+    ]
+    # Something else to read, words typed in, two attachments to choose between, or a later
+    # step that reads the picture itself leave the rule out.
+    photo = {"IMG_1.jpg": "image"}
+    steps = _plan("translate 'good morning' into Spanish", photo)
     assert [(s.task, s.args["text"]) for s in steps] == [("translation", "good morning")]
+    for typed in (
+        "translate this: je suis content de vous voir",
+        "read out loud: hello everyone and welcome to the show",
+        "say hello world in a cheerful voice",
+        "translate the phrase good morning into french",
+    ):
+        assert "image-to-text" not in _tasks(typed, photo), typed
     assert "image-to-text" not in _tasks(
         "translate the sign to english pls", {"a.jpg": "image", "b.jpg": "image"}
     )
-
-
-def test_a_picture_or_video_of_what_a_named_file_holds_reads_the_file_first():
-    # Before: the prompt was the request's words; the recording and the poster were never
-    # heard or read.
-    steps = _plan(
-        "Generate an image of the scene described in description_audio.wav",
-        {"description_audio.wav": "audio"},
-    )
-    assert [(s.task, s.args) for s in steps] == [
-        ("automatic-speech-recognition", {"audio": "description_audio.wav"}),
-        ("text-to-image", {"text": "<node-0>"}),
-    ]
-    assert _tasks(
-        "Make a video about whatever is shown in event_poster.png", {"event_poster.png": "image"}
-    ) == ["image-to-text", "text-to-video"]
-    # With no file named, the words are what to show.
-    steps = _plan("draw a cat on the moon", {})
-    assert [(s.task, s.args) for s in steps] == [("text-to-image", {"text": "a cat on the moon"})]
+    steps = _plan("translate this and describe the photo", photo)
+    assert [s.task for s in steps] == ["translation", "image-to-text"]
+    assert steps[0].args["text"] != "IMG_1.jpg" and steps[1].args == {"image": "IMG_1.jpg"}
 
 
 def test_the_content_of_a_recording_named_as_an_object_is_what_the_step_works_on():

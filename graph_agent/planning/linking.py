@@ -191,10 +191,13 @@ def bind(steps: list[StepText], request: str, input_types: dict[str, str | None]
     mentions.sort()
     out: list[Bound] = []
     done: list[Subtask] = []
-    for step in steps:
+    for i, step in enumerate(steps):
         preamble = "" if done else request[: step.start]
-        args = _roles(step, done, input_types, mentions, preamble)
-        alone = _roles(step, [], input_types, mentions, preamble) if done else dict(args)
+        # Pictures and recordings a later step reads itself ("translate this and describe
+        # the photo"): an earlier text step does not take them as its text.
+        later = frozenset(k for s in steps[i + 1 :] for _, k in TASKS[s.task].roles)
+        args = _roles(step, done, input_types, mentions, preamble, later)
+        alone = _roles(step, [], input_types, mentions, preamble, later) if done else dict(args)
         task = _silent_reading(step, args, input_types)
         if task != step.task:
             alone = dict(args)
@@ -230,8 +233,10 @@ def _roles(
     input_types: dict[str, str | None],
     mentions: list[tuple[int, str]],
     preamble: str,
+    later: frozenset[str] = frozenset(),
 ) -> dict[str, object]:
-    """Each role of ``step``'s task bound by the rules above, given the earlier ``out``."""
+    """Each role of ``step``'s task bound by the rules above, given the earlier ``out``
+    (``later``: the kinds of input later steps read themselves)."""
     own = list(dict.fromkeys([*step.files, *_named_inputs(step.text, input_types)]))
     quotes = list(step.quotes)
     args: dict[str, object] = {}
@@ -260,6 +265,7 @@ def _roles(
                 mentions,
                 files_first=asks,
                 preamble=preamble,
+                later=later,
             )
         elif quotes:
             args[role] = quotes.pop(0)
@@ -435,9 +441,11 @@ def _first_text(
     mentions: list[tuple[int, str]],
     files_first: bool = False,
     preamble: str = "",
+    later: frozenset[str] = frozenset(),
 ) -> str:
     """The main text; ``files_first`` when a quote is more likely the question asked;
-    ``preamble``, for the first step, the words before it ("shot.png - can u read it")."""
+    ``preamble``, for the first step, the words before it ("shot.png - can u read it");
+    ``later``, the kinds of input later steps read themselves."""
     texts_named = [n for n in own if _kind(n, input_types) == "text"]
     if files_first and texts_named:
         return texts_named[0]
@@ -494,16 +502,16 @@ def _first_text(
             named_to_read = bool(_TEXT_OF_IT.search(_sentence_naming(preamble, name)))
             if image and (asks_for_text or named_to_read or name in step.text):
                 return name
-    # "write a limerick about beach.jpg", "a poem about what's said in memo.wav", "a video
-    # of the scene described in memo.wav": writing or showing what is in a picture or
-    # recording its own words name works on what is in it (the validator puts a caption
-    # or a transcript in front); the words become the instruction (``_options``).
+    if step.task in PICTURED:
+        return depicted(step.text) or step.text  # "draw a cat on the moon": what to show
+    # "write a limerick about beach.jpg", "a poem about what's said in memo.wav": writing
+    # about a picture or recording its own words name works on what is in it (the
+    # validator puts a caption or a transcript in front); the words become the instruction
+    # (``_options``).
     if step.task in GENERATIVE and (
         named := [n for n in own if _kind(n, input_types) in ("image", "audio") and n not in used]
     ):
         return named[0]
-    if step.task in PICTURED:
-        return depicted(step.text) or step.text  # "draw a cat on the moon": what to show
     if step.task in GENERATIVE and (pointed := _pointed_at(step, used, input_types, mentions)):
         # "write a limerick about this photo of my cat", the photo attached, not named.
         return pointed
@@ -515,18 +523,34 @@ def _first_text(
     texts = [*before[::-1], *(n for n, k in input_types.items() if k == "text")]
     if texts:
         return texts[0]
-    if step.task in READS_TEXT_OF_IMAGES and (
-        attached := _unnamed_attachment(used, input_types, mentions, ("image", "audio"))
+    kinds = tuple(k for k in ("image", "audio") if k not in later)
+    if (
+        step.task in READS_TEXT_OF_IMAGES
+        and (_POINTS_OUT.search(step.text) or any(w.search(step.text) for w in _POINTED.values()))
+        and not _AFTER_COLON.search(step.text)
+        and (attached := _unnamed_attachment(used, input_types, mentions, kinds))
     ):
-        # Nothing else to read: a step that works on a text never works on its own
-        # instruction ("translate the sign to english pls", "read this to me"), so it reads
-        # the one picture or recording attached and never named (the validator puts
-        # image-to-text or speech recognition in front). Writing is left on its words:
-        # "write a poem about autumn" beside an unrelated photo is about autumn.
+        # Nothing else to read, and the words point at something they do not hold ("translate
+        # the sign to english pls", "read this to me", "ocr this screenshot n translate to
+        # french"): the one picture or recording attached
+        # and never named, that no later step reads itself (the validator puts image-to-text
+        # or speech recognition in front). Words typed in ("say hello world", "translate
+        # this: je suis ...") and writing ("a poem about autumn" beside a photo) stay.
         return attached
     return step.text
 
 
+#: Words that point at something the clause does not hold: "it", "this", "that" or "the" and
+#: one noun, right before a preposition, a sound word or the end ("translate the sign to
+#: english", "read this to me", "read the txt out loud"), not before words of their own
+#: ("translate the phrase good morning").
+_POINTS_OUT = re.compile(
+    r"\b(?:it|this|that|these|those|the\s+\w+)(?=\s*(?:$|[.,!?;]|(?:to|into|in|for|from|on|"
+    r"out|aloud|loud|please|pls|plz|thx|thanks|quickly|now)\b))",
+    re.IGNORECASE,
+)
+#: A colon with words after it: what follows is typed in ("translate this: je suis ...").
+_AFTER_COLON = re.compile(r":\s*\S")
 #: "it", "this" or "that" as the object of a step ("read it to me").
 _IT = re.compile(r"\b(?:it|this|that)\b", re.IGNORECASE)
 

@@ -87,7 +87,7 @@ def edits(a: str, b: str, limit: int) -> int:
 
 
 #: Words after which a word is a noun ("the voiceover"): a compound, not two words joined.
-_NOUN_BEFORE = re.compile(r"\b(?:the|a|an|my|your|our|their|his|her|its)\s+$", re.IGNORECASE)
+_NOUN_BEFORE = re.compile(r"\b(?:the|a|an|my|your|our|their|his|its)\s+$", re.IGNORECASE)
 
 
 def _correction(word: str, known: frozenset[str], noun: bool = False) -> str | None:
