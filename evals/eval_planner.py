@@ -112,6 +112,11 @@ names, what each does, the record format and how plans are written:
   a to-do list under "Please do the following" lost two of its steps), so the detector
   does not learn from it: a tune set.
 
+In the eighth session blind5, blind6 and blind7 were scored before the changes, after their
+first versions (blind7 88.66 / 80.31 / 80.15, blind5 93.10 / 86.73 / 86.32) and after a
+review narrowed them (both back to their earlier figures); the review's cases, not these
+scores, decided. Their misses were not read, but blind5 and blind7 are no longer untouched.
+
 Each set also reports TS, the exact task-set rate: the share of requests whose planned set of
 task names equals the gold set (an errand with no gold task counts when nothing is planned).
 
