@@ -121,8 +121,13 @@ So one more helper, who saw no code and no set, wrote:
 * ``human_requests_blind8.jsonl`` (137 of 160 written; 23 that shared eight words in a row
   with another set or TaskBench were dropped): 100 multimodal-benchmark-style requests
   (``b8-001`` .. ``b8-100``) and everyday ones (pastes, short asks about an unnamed
-  attachment, writing, errands), for scoring only. Scored once, after every change of
-  that session; misses not read.
+  attachment, writing, errands), for scoring only. Scored once, after that session's
+  first changes; misses not read.
+* ``human_requests_tune6.jsonl`` (100 of 120 written the same day by another such
+  helper; 20 that shared eight words in a row with another set were dropped): everyday
+  requests (pastes, writing, short asks about an unnamed attachment, errands, named
+  files). Scored once as it came (node / edge F1 86.91 / 85.71, TS 81 %), then its misses
+  were read: a tune set.
 
 Each set also reports TS, the exact task-set rate: the share of requests whose planned set of
 task names equals the gold set (an errand with no gold task counts when nothing is planned).
@@ -175,6 +180,7 @@ HUMAN_SETS = {
     "tune3": HUMAN.with_name("human_requests_tune3.jsonl"),
     "tune4": HUMAN.with_name("human_requests_tune4.jsonl"),
     "tune5": HUMAN.with_name("human_requests_tune5.jsonl"),
+    "tune6": HUMAN.with_name("human_requests_tune6.jsonl"),
 }
 
 

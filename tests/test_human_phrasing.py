@@ -199,10 +199,11 @@ def test_a_text_step_with_nothing_to_read_reads_the_attached_picture_or_recordin
         "automatic-speech-recognition",
         "summarization",
     ]
-    assert _tasks("ocr this screenshot n translate to french", {"shot.png": "image"}) == [
-        "image-to-text",
-        "translation",
-    ]
+    for request in (
+        "ocr this screenshot n translate to french",
+        "translate this menu into English",
+    ):
+        assert _tasks(request, {"shot.png": "image"}) == ["image-to-text", "translation"], request
     # Something else to read, words typed in, two attachments to choose between, or a later
     # step that reads the picture itself leave the rule out.
     photo = {"IMG_1.jpg": "image"}

@@ -500,3 +500,37 @@ def test_only_a_translation_into_english_or_a_reading_aloud_reads_the_translatio
     # Names, sentiment or a summary of the text itself, not of a translation or a summary.
     plan = plan_offline(f"Summarize this article and find the names of people in it: {article}", {})
     assert [s.args["text"] for s in plan.subtasks] == ["text-1.txt", "text-1.txt"]
+
+
+def test_a_numbered_list_of_quotes_with_commas_is_a_list_not_a_table():
+    # Before: three of its items, a comma each, were read as a CSV table and the question
+    # over them planned nothing.
+    request = (
+        "which of these reviews complains about the battery\n\n"
+        '1. "Camera is stunning but the phone gets hot when gaming."\n'
+        '2. "Lasts barely half a day, I have to carry a power bank everywhere."\n'
+        '3. "Love the size, fits in my pocket easily."\n'
+        '4. "Speakers are quiet, otherwise fine."'
+    )
+    parsed = parse_request(request)
+    assert [m.kind for m in parsed.material] == ["text"]
+    assert parsed.material[0].text.startswith('1. "Camera')
+    assert _tasks(request) == ["question-answering"]
+    # A CSV table is still a table.
+    table = "name,team,goals\nAna,Reds,12\nBo,Blues,9\nCy,Reds,7"
+    assert [m.kind for m in parse_request(f"who scored most?\n{table}").material] == ["table"]
+
+
+def test_indented_lines_are_pasted_beside_an_ask_without_a_question_mark():
+    # Before: the trace stayed in the instruction (the ask has no "?"), and nothing was
+    # planned.
+    request = (
+        "Getting this when I run npm start, what does it mean and how do I fix it\n\n"
+        "Error: listen EADDRINUSE: address already in use :::3000\n"
+        "    at Server.setupListenHandle [as _listen2] (node:net:1817:16)\n"
+        "    at listenInCluster (node:net:1865:12)"
+    )
+    parsed = parse_request(request)
+    assert [m.text.split(":")[0] for m in parsed.material] == ["Error"]
+    plan = plan_offline(request, {})
+    assert [(s.task, s.args["text"]) for s in plan.subtasks] == [("text-generation", "text-1.txt")]

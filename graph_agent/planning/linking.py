@@ -540,12 +540,12 @@ def _first_text(
     return step.text
 
 
-#: Words that point at something the clause does not hold: "it", "this", "that" or "the" and
-#: one noun, right before a preposition, a sound word or the end ("translate the sign to
-#: english", "read this to me", "read the txt out loud"), not before words of their own
-#: ("translate the phrase good morning").
+#: Words that point at something the clause does not hold: "it", or "this", "that", "the" or
+#: "my" and at most one noun, right before a preposition, a sound word or the end
+#: ("translate the sign to english", "read this to me", "translate this menu into English"),
+#: not before words of their own ("translate the phrase good morning").
 _POINTS_OUT = re.compile(
-    r"\b(?:it|this|that|these|those|the\s+\w+)(?=\s*(?:$|[.,!?;]|(?:to|into|in|for|from|on|"
+    r"\b(?:it|(?:this|that|these|those|the|my)(?:\s+\w+)?)(?=\s*(?:$|[.,!?;]|(?:to|into|in|for|from|on|"
     r"out|aloud|loud|please|pls|plz|thx|thanks|quickly|now)\b))",
     re.IGNORECASE,
 )

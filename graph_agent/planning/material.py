@@ -171,12 +171,15 @@ def _line_blocks(
         if len(run) >= 2:
             texts = [t for _, _, t in run]
             kind = None
-            if (table := _table_lines(texts)) is not None:
+            # A run most of whose lines are bullets or numbers is a list, even when its
+            # items hold a comma each ("1. "Lasts half a day, I carry a power bank."").
+            bullets = [k for k, t in enumerate(texts) if _BULLET.match(t)]
+            if 2 * len(bullets) < len(texts) and (table := _table_lines(texts)) is not None:
                 run, kind = run[table[0] : table[1]], "table"
             else:
                 # Bullets, from the first bullet line to the last one of the run; a list
                 # whose items name files is steps to run on them ("- caption photo.jpg").
-                marked = [k for k, t in enumerate(texts) if lists and _BULLET.match(t)]
+                marked = bullets if lists else []
                 items = texts[marked[0] : marked[-1] + 1] if marked else []
                 if len(marked) >= 2 and not files_named_in("\n".join(items)):
                     run = run[marked[0] : marked[-1] + 1]
@@ -276,9 +279,13 @@ _LAID_OUT_LINES = 3
 def _laid_out(text: str) -> bool:
     """Whether ``text`` is laid out in lines as pasted text is, naming no file."""
     lines = [line for line in text.split("\n") if line.strip()]
-    indented = any(line[:1] in (" ", "\t") for line in lines[1:])
-    enough = len(lines) >= _LAID_OUT_LINES or (len(lines) >= 2 and indented)
+    enough = len(lines) >= _LAID_OUT_LINES or (len(lines) >= 2 and _indented(text))
     return enough and not files_named_in(text)
+
+
+def _indented(text: str) -> bool:
+    """Whether a line after the first of ``text`` is indented (code, a log, a trace)."""
+    return any(line[:1] in (" ", "\t") for line in text.split("\n")[1:] if line.strip())
 
 
 def _introduced(request: str, before: tuple[int, int], span: tuple[int, int]) -> bool:
@@ -343,10 +350,16 @@ def parse_request(request: str, by_layout: bool = True) -> ParsedRequest:
             asks = [sizes[0]]
     # A short paragraph laid out in lines (a letter, a poem, code) beside one that reads as
     # an ask is pasted, not asked: people do not break the lines of what they ask for.
+    # Indented lines (code, a stack trace) are pasted whatever the ask beside them looks
+    # like: nobody indents what they ask for ("Getting this when I run npm start, what does
+    # it mean" / the trace).
     laid_out = [p for p in asks if by_layout and _laid_out(request[p[0] : p[1]])]
     rest = [p for p in asks if p not in laid_out]
-    if laid_out and rest and all(_asks(request[a:b]) for a, b in rest):
-        asks = rest
+    if laid_out and rest:
+        if all(_asks(request[a:b]) for a, b in rest):
+            asks = rest
+        else:
+            asks = [p for p in asks if not (p in laid_out and _indented(request[p[0] : p[1]]))]
     k = 0
     while k < len(paragraphs):
         start, end = paragraphs[k]

@@ -493,7 +493,10 @@ def _read_and(
                 return as_steps, attempt(as_steps, False)
             except RequestError:
                 pass
-        question = "?" in parsed.instruction or asked(parsed.instruction) is not None
+        question = "?" in parsed.instruction or any(
+            asked(text) is not None
+            for text in (parsed.instruction, *(c.text for c in split_clauses(parsed.instruction)))
+        )  # "Getting this when I run npm start, what does it mean": its last clause asks
         nothing_to_read = not (given or parsed.material or files_named_in(parsed.instruction))
         if (
             not question
