@@ -530,12 +530,12 @@ def _first_text(
         and not _AFTER_COLON.search(step.text)
         and (attached := _unnamed_attachment(used, input_types, mentions, kinds))
     ):
-        # Nothing else to read, and the words point at something they do not hold ("translate
-        # the sign to english pls", "read this to me", "ocr this screenshot n translate to
-        # french"): the one picture or recording attached
-        # and never named, that no later step reads itself (the validator puts image-to-text
-        # or speech recognition in front). Words typed in ("say hello world", "translate
-        # this: je suis ...") and writing ("a poem about autumn" beside a photo) stay.
+        # Nothing else to read, and the words point at something they do not hold
+        # ("translate the sign to english pls", "read this to me", "ocr this screenshot n
+        # translate to french"): the one picture or recording attached and never named,
+        # that no later step reads itself (the validator puts image-to-text or speech
+        # recognition in front). Words typed in ("say hello world", "translate this: je
+        # suis ...") and writing ("a poem about autumn" beside a photo) stay.
         return attached
     return step.text
 

@@ -496,7 +496,7 @@ def _read_and(
         question = "?" in parsed.instruction or any(
             asked(text) is not None
             for text in (parsed.instruction, *(c.text for c in split_clauses(parsed.instruction)))
-        )  # "Getting this when I run npm start, what does it mean": its last clause asks
+        )  # "Getting this when I run npm start, what does it mean": a clause of it asks
         nothing_to_read = not (given or parsed.material or files_named_in(parsed.instruction))
         if (
             not question
