@@ -534,3 +534,19 @@ def test_indented_lines_are_pasted_beside_an_ask_without_a_question_mark():
     assert [m.text.split(":")[0] for m in parsed.material] == ["Error"]
     plan = plan_offline(request, {})
     assert [(s.task, s.args["text"]) for s in plan.subtasks] == [("text-generation", "text-1.txt")]
+
+
+def test_lines_of_prose_with_a_comma_each_are_no_two_column_table():
+    # Before: the standup notes (one comma a line) were a CSV table, and the question over
+    # them became table question answering.
+    notes = (
+        "Standup 14/5\nAnna – finishing payment API, blocked on sandbox keys\n"
+        "Ben – QA on mobile release 3.2, found 2 crash bugs\n"
+        "Chloe – chasing sandbox keys from the bank, ETA tomorrow\nDev – on leave till Thu"
+    )
+    request = f"{notes}\n\nwho is getting the sandbox keys?"
+    assert [m.kind for m in parse_request(request).material] == ["text"]
+    assert _tasks(request) == ["question-answering"]
+    # Two short columns are still a table.
+    table = "city,population\nOslo,709000\nBergen,285000\nTrondheim,212000"
+    assert [m.kind for m in parse_request(f"which city is largest?\n{table}").material] == ["table"]

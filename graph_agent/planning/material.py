@@ -142,6 +142,11 @@ def _delimited(lines: list[str], full: bool = False) -> bool:
             continue
         cells = [c.strip() for line in lines for c in line.split(delimiter)]
         short = sum(map(len, cells)) / len(cells) < 30
+        if delimiter == "," and lines[0].count(delimiter) == 1:
+            # Two columns split at one comma: a table's cells are a word or two ("Oslo,
+            # 709000"); lines of prose with a comma each are not ("Anna - finishing the API,
+            # blocked on keys").
+            short = short and sum(len(c.split()) for c in cells) / len(cells) <= 3
         if short and (len(lines) >= 3 or lines[0].count(delimiter) >= 2):
             return not full or all(cells)
     return False
