@@ -133,7 +133,8 @@ def _json_spans(request: str) -> list[tuple[int, int, str]]:
 
 def _delimited(lines: list[str], full: bool = False) -> bool:
     """Whether lines line up as CSV/TSV: the same number (>= 1) of one delimiter in each,
-    at least three lines, or two with two or more delimiters and short cells; with
+    at least three lines, or two with two or more delimiters and short cells (two comma
+    columns: cells of a few words, not prose with a comma a line); with
     ``full``, no cell empty (lines cut out of a longer run must be a table on their own,
     not verse ending in commas)."""
     for delimiter in (",", "\t", ";", "|"):
